@@ -117,3 +117,52 @@ test("GPU012 with the project: importing a module whose class body starts Tensor
   alone.tree?.delete();
   assert.deepEqual(alone.diagnostics, []);
 });
+
+const GPU_HELPER = [
+  "import tensorflow as tf",
+  "",
+  "",
+  "def pick_gpus(ids):",
+  '    gpus = tf.config.list_physical_devices("GPU")',
+  '    tf.config.set_visible_devices([gpus[i] for i in ids], "GPU")',
+  "",
+].join("\n");
+
+test("GPU012 (preview) with the project: a helper of another module that configures the devices, called once per job", () => {
+  const perJob =
+    'import tensorflow as tf\nfrom gpu_util import pick_gpus\n\n\ndef score(task):\n    pick_gpus(task["ids"])\n    net = tf.keras.models.load_model(task["path"])\n    return net(task["x"])\n\n\ndef serve(tasks):\n    for task in tasks:\n        print(score(task))\n';
+  const inLoop =
+    "import tensorflow as tf\nfrom gpu_util import pick_gpus\n\nfor ids in ([0], [1]):\n    pick_gpus(ids)\n    print(tf.reduce_sum(tf.ones(3)))\n";
+  const once =
+    "import tensorflow as tf\nfrom gpu_util import pick_gpus\n\npick_gpus([0])\nfor n in range(3):\n    print(tf.reduce_sum(tf.ones(n)))\n";
+  const guarded = GPU_HELPER.replace(
+    "    gpus = tf",
+    '    if tf.config.get_visible_devices("GPU"):\n        return\n    gpus = tf',
+  );
+  const files = { "gpu_util.py": GPU_HELPER, "per_job.py": perJob, "in_loop.py": inLoop, "once.py": once };
+  const dir = projectTree(files);
+  const dir2 = projectTree({ ...files, "gpu_util.py": guarded });
+  const run = (root: string, name: string, text: string, preview = true) => {
+    const project = new ProjectIndex().lookupFor(join(root, name), lookupOptions({}));
+    const r = lintPython(text, { project, select: ["GPU012"], preview });
+    r.tree?.delete();
+    return r.diagnostics;
+  };
+  const [d, ...rest] = run(dir, "per_job.py", perJob);
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 5);
+  assert.equal(d.severity, "warning");
+  assert.equal(
+    d.message,
+    'pick_gpus() runs tf.config.set_visible_devices(...) (gpu_util.py:6) on every call, and it is called once per job: by score() (line 13), which runs TensorFlow after it (`tf.keras.models.load_model(task["path"])` at line 7), in the loop at line 12; from the second pass the runtime is initialised and tf.config.set_visible_devices raises RuntimeError "cannot be modified after being initialized" (or, caught, leaves the devices as they were); configure the devices once, before the loop',
+  );
+  assert.equal(d.related?.[0].file, join(dir, "gpu_util.py"));
+  assert.deepEqual(run(dir, "per_job.py", perJob, false), [], "preview only");
+  assert.equal(run(dir, "in_loop.py", inLoop).length, 1);
+  // Called once before the loop; a helper that returns early when already configured; no project index.
+  assert.deepEqual(run(dir, "once.py", once), []);
+  assert.deepEqual(run(dir2, "per_job.py", perJob), []);
+  const r = lintPython(perJob, { select: ["GPU012"], preview: true });
+  r.tree?.delete();
+  assert.deepEqual(r.diagnostics, []);
+});

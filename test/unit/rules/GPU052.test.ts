@@ -279,3 +279,98 @@ test("GPU052 reads a launched script open in the editor (LintOptions.openText) b
   assert.deepEqual(nb({ [at("train.py")]: noDevice }).diagnostics, []);
   assert.deepEqual(nb({ [at("train.py")]: noDevice }).deps, [at("train.py")]);
 });
+
+const HYDRA_TASK = [
+  "import hydra",
+  "import lightning as L",
+  "",
+  '@hydra.main(version_base=None, config_path="conf", config_name="base")',
+  "def train(cfg):",
+  "    model = build(cfg.model.name)",
+  '    trainer = L.Trainer(accelerator="gpu", devices=cfg.trainer.gpus, max_epochs=cfg.epochs)',
+  "    trainer.fit(model)",
+  "",
+  'if __name__ == "__main__":',
+  "    train()",
+  "",
+].join("\n");
+
+test("GPU052 (preview): a Hydra override that gives Lightning's Trainer more GPUs than the script leaves visible", () => {
+  const preview = { preview: true };
+  const at = folderWith({ "fit.py": HYDRA_TASK });
+  const text = "#!/bin/bash\nexport CUDA_VISIBLE_DEVICES=3\npython fit.py model.name=small trainer.gpus=3 epochs=4\n";
+  const [d, ...rest] = lintManifestCode(text, "jobscript", "GPU052", preview, at("go.sh"));
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "warning");
+  assert.deepEqual(d.range, { start: { line: 2, character: 31 }, end: { line: 2, character: 45 } });
+  assert.equal(
+    d.message,
+    'trainer.gpus=3 gives fit.py 3 GPUs for Lightning (Trainer(devices=cfg.trainer.gpus) at fit.py:7: GPUs [0, 1, 2]), but CUDA_VISIBLE_DEVICES=3 (exported on line 2) leaves one device visible to it: Lightning stops with "You requested gpu: [0, 1, 2] But your machine only has: [0]"; pass trainer.gpus=1 or make 3 GPUs visible',
+  );
+  // Not in the default set.
+  assert.deepEqual(lintManifestCode(text, "jobscript", "GPU052", {}, at("go.sh")), []);
+  // Another value of the config changed, or the config handed on after the Trainer: still reported.
+  const other = HYDRA_TASK.replace("    model = build(", "    cfg.lr *= cfg.trainer.gpus\n    model = build(").replace(
+    "    trainer.fit(model)",
+    "    trainer.fit(model)\n    report(cfg)",
+  );
+  const at2 = folderWith({ "fit.py": other });
+  assert.equal(lintManifestCode(text, "jobscript", "GPU052", preview, at2("go.sh")).length, 1);
+  // Without an export, the machine's GPUs; `+`/`++` overrides and a once-assigned literal count too.
+  const machine = { ...preview, ...ONE };
+  assert.equal(
+    lintManifestCode("python fit.py ++trainer.gpus=2\n", "jobscript", "GPU052", machine, at("a.sh")).length,
+    1,
+  );
+  assert.equal(
+    lintManifestCode("N=2\npython fit.py +trainer.gpus=$N\n", "jobscript", "GPU052", machine, at("b.sh")).length,
+    1,
+  );
+});
+
+test("GPU052 (preview): silent where the Hydra count fits, or the override, the task or the devices cannot be read", () => {
+  const preview = { preview: true, ...TWO };
+  const silent = (files: Record<string, string>, sh: string) =>
+    assert.deepEqual(lintManifestCode(sh, "jobscript", "GPU052", preview, folderWith(files)("go.sh")), [], sh);
+  const task = { "fit.py": HYDRA_TASK };
+  silent(task, "CUDA_VISIBLE_DEVICES=0,1 python fit.py trainer.gpus=2\n");
+  silent(task, "python fit.py trainer.gpus=2\n");
+  silent(task, "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=1\n");
+  // Not an override: an option, a variable that may hold more overrides, a key given twice, a sweep, an unknown value.
+  silent(task, "CUDA_VISIBLE_DEVICES=0 python fit.py -m trainer.gpus=2\n");
+  silent(task, "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=2 $EXTRA\n");
+  silent(task, "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=2 trainer.gpus=1\n");
+  silent(task, "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=1,2\n");
+  silent(task, "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=$G\n");
+  silent(task, "CUDA_VISIBLE_DEVICES=$GPU python fit.py trainer.gpus=2\n");
+  // Another key, or a task that may change its config, a CPU accelerator, `**` arguments, or a script that writes the variable.
+  silent(task, "CUDA_VISIBLE_DEVICES=0 python fit.py epochs=2\n");
+  const variant = (from: string, to: string) => ({ "fit.py": HYDRA_TASK.replace(from, to) });
+  silent(
+    variant("    model = build(", "    setup(cfg)\n    model = build("),
+    "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=2\n",
+  );
+  silent(
+    variant("    model = build(", "    cfg.trainer.gpus = 1\n    model = build("),
+    "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=2\n",
+  );
+  silent(
+    variant("    model = build(", "    cfg.trainer = {}\n    model = build("),
+    "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=2\n",
+  );
+  silent(
+    variant("    model = build(", "    cfg = load()\n    model = build("),
+    "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=2\n",
+  );
+  silent(variant('accelerator="gpu"', 'accelerator="cpu"'), "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=2\n");
+  silent(variant('accelerator="gpu"', "**cfg.extra"), "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=2\n");
+  silent(
+    variant("import hydra", 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\nimport hydra'),
+    "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=2\n",
+  );
+  silent(
+    variant("import lightning as L", "import mylib as L"),
+    "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=2\n",
+  );
+  silent({}, "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=2\n");
+});

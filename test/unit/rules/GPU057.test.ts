@@ -70,3 +70,82 @@ test("GPU057: reads that cannot reach the value do not silence it (after the wri
   );
   assert.match(all.message, /; with none inherited it changes nothing\. Leave the variable as it is/);
 });
+
+const POOL_CLIENT = [
+  "import os",
+  "from concurrent.futures import ProcessPoolExecutor",
+  "",
+  "",
+  "class GpuPool:",
+  "    def __init__(self, n):",
+  "        self.pool = ProcessPoolExecutor(max_workers=n)",
+  "        self.n = n",
+  "        self.slot = 0",
+  "",
+  "    @staticmethod",
+  "    def run_on(slot, fn, *args):",
+  '        os.environ["CUDA_VISIBLE_DEVICES"] = f"{slot}"',
+  "        return fn(*args)",
+  "",
+  "    def add(self, fn, *args):",
+  "        fut = self.pool.submit(self.run_on, self.slot, fn, *args)",
+  "        self.slot = (self.slot + 1) % self.n",
+  "        return fut",
+  "",
+].join("\n");
+
+test("GPU057 (preview): a pool worker writes CUDA_VISIBLE_DEVICES from the index the submitting code counts", async () => {
+  const [d, ...rest] = await lintCode(POOL_CLIENT, "GPU057", { preview: true });
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "warning");
+  assert.equal(d.range.start.line, 12);
+  assert.match(
+    d.message,
+    /^CUDA_VISIBLE_DEVICES is written from slot, the pool index that self\.pool\.submit\(run_on, \.\.\.\) at line 17 passes \(self\.slot, counted from 0\): the worker inherited the parent's CUDA_VISIBLE_DEVICES/,
+  );
+  assert.deepEqual(await lintCode(POOL_CLIENT, "GPU057"), [], "preview only");
+  // A step modulo any expression is still a pool index.
+  const modLen = POOL_CLIENT.replace("% self.n", "% len(self.workers)");
+  assert.equal((await lintCode(modLen, "GPU057", { preview: true })).length, 1);
+  // A module-level function given a range() loop's variable; multiprocessing's apply_async with an args tuple.
+  const loop =
+    'import os\nimport multiprocessing as mp\nfrom concurrent.futures import ProcessPoolExecutor\n\ndef work(gpu, item):\n    os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu)\n    return item\n\ndef main(items):\n    with ProcessPoolExecutor(4) as ex:\n        for i in range(4):\n            ex.submit(work, i, items[i])\n    pool = mp.Pool(4)\n    for k, item in enumerate(items):\n        pool.apply_async(work, (k, item))\n';
+  assert.equal((await lintCode(loop, "GPU057", { preview: true })).length, 1);
+  const applied = loop.replace("            ex.submit(work, i, items[i])", "            pass");
+  assert.equal((await lintCode(applied, "GPU057", { preview: true })).length, 1);
+});
+
+test("GPU057 (preview): silent where the pool index is mapped, not counted, or the pool is not a process pool of the file", async () => {
+  const silent = async (src: string) => assert.deepEqual(await lintCode(src, "GPU057", { preview: true }), [], src);
+  // The parent's list read in the file (the index may be mapped through it).
+  await silent(
+    POOL_CLIENT.replace(
+      "        self.slot = 0",
+      '        self.slot = 0\n        self.ids = os.environ.get("CUDA_VISIBLE_DEVICES")',
+    ),
+  );
+  // An id, not a counter, is passed.
+  await silent(
+    POOL_CLIENT.replace(
+      "self.pool.submit(self.run_on, self.slot,",
+      "self.pool.submit(self.run_on, self.ids[self.slot],",
+    ),
+  );
+  // The counter is set to something else somewhere.
+  await silent(POOL_CLIENT.replace("        self.slot = 0", "        self.slot = first_free_gpu()"));
+  // A thread pool shares the process: not this check's.
+  await silent(POOL_CLIENT.replace(/ProcessPoolExecutor/g, "ThreadPoolExecutor"));
+  // Another parameter, a rebound parameter, a value built from more than the parameter.
+  await silent(POOL_CLIENT.replace('f"{slot}"', '"0"'));
+  await silent(
+    POOL_CLIENT.replace(
+      '        os.environ["CUDA_VISIBLE_DEVICES"] = f"{slot}"',
+      '        slot = slot + 2\n        os.environ["CUDA_VISIBLE_DEVICES"] = f"{slot}"',
+    ),
+  );
+  await silent(POOL_CLIENT.replace('f"{slot}"', 'f"{slot},{slot + 1}"'));
+  // A range with a start, an enumerate with a start.
+  await silent(
+    'import os\nfrom concurrent.futures import ProcessPoolExecutor\n\ndef work(gpu):\n    os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu)\n\ndef main():\n    ex = ProcessPoolExecutor(2)\n    for i in range(1, 3):\n        ex.submit(work, i)\n',
+  );
+});

@@ -153,6 +153,14 @@ export interface ProjectLookup {
    */
   callableModuleMentions?(path: string, word: string): boolean;
   /**
+   * The TensorFlow device configuration (`tf.config.set_visible_devices`, ...) that every call of the
+   * project function at `path` runs, a statement of its own body with no `return`/`raise` before it
+   * (python/tfConfigHelpers.ts), with where (`device_setup.py:7`, and the file and 1-based line);
+   * null when none or not a project function. The module becomes a dependency. Optional, as
+   * {@link callableReturns}.
+   */
+  callableTfConfig?(path: string): { call: string; where: string; file: string; line: number } | null;
+  /**
    * The launches of this file (or of the project file `of`, an absolute path: GPU039 asks of a file
    * that uses this one) that the Markdown documents around it write down, with how many nodes each
    * runs it on (slurmLaunch.ts `documentedLaunchNodes`); the documents read become the lint's

@@ -46,6 +46,7 @@ import { RankFlow } from "./rankFlow";
 import { deviceParams, deviceSlots, type DeviceParam } from "./devices";
 import { ModuleTrees, topLevelStatements, type StatementRange } from "./moduleTrees";
 import { pythonInput } from "./parser";
+import { tfConfigHelpers, TF_CONFIG_WORDS } from "./tfConfigHelpers";
 import { isWordCode } from "../../../../common/src/python/lineStructure";
 import { documentedLaunchNodes, DOC_PYTHON_WORDS, documentsAround } from "../slurmLaunch";
 import { closureOf, moduleCalls, MODULE_SCOPE, type ModuleCalls } from "./argparseReach";
@@ -266,6 +267,16 @@ export class ProjectIndex {
       callableReturn: (path) => this.returnAt(functionFile(path), path, from, options, deps),
       isProjectFunction: (path) => functionFile(path) !== null,
       projectMentions: (words) => this.mentionIn(file, words, deps, from),
+      callableTfConfig: (path) => {
+        const target = functionFile(path);
+        if (!target) return null;
+        deps.add(target);
+        const text = this.read(target);
+        if (text === null || text.length > MAX_MODULE_BYTES || !TF_CONFIG_WORDS.some((w) => text.includes(w)))
+          return null;
+        const h = tfConfigHelpers(text, options).get(path.slice(path.lastIndexOf(".") + 1));
+        return h ? { call: h.call, where: `${this.label(target, from)}:${h.line}`, file: target, line: h.line } : null;
+      },
       callableModuleMentions: (path, word) => {
         const target = functionFile(path);
         if (!target) return false;

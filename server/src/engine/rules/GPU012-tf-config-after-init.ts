@@ -4,7 +4,7 @@ import type { SyntaxNode } from "../python/parser";
 import type { InitEvent } from "../python/events";
 import { nodeRange } from "../python/events";
 import { timelineCall } from "../python/timeline";
-import { TF_DEVICE_CONFIG } from "../frameworks";
+import { TF_CONFIG_INIT, TF_DEVICE_CONFIG, TF_NON_INIT_PREFIXES } from "../frameworks";
 import { eolOf, lineStarts, topLevelStatement } from "../fixes";
 import type { Fix, TextEdit } from "../types";
 import {
@@ -46,7 +46,7 @@ export const rule: PythonRule = {
     docs: {
       what: 'Finds `tf.config.set_visible_devices`, `tf.config.experimental.set_memory_growth`, `tf.config.set_logical_device_configuration` and `tf.config.experimental.set_virtual_device_configuration` called after something initialised the TensorFlow runtime (any op such as `tf.constant`, model construction, `tf.config.list_logical_devices`, `tf.test.is_gpu_available`): error. Also memory growth set on some GPUs but not all (`set_memory_growth(gpus[0], True)` with no loop and no `set_visible_devices` that narrows the GPUs; one that hides them all, `set_visible_devices([], "GPU")`, does not count): warning.',
       follows:
-        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep: each device-configuration call against the TensorFlow work that ran before it; the memory-growth check reads every `set_memory_growth` and `set_visible_devices` call of the file. Default parameter values count where the `def` runs (at import for a module's or a class's functions). The project's own modules count where the file imports them: an import whose module starts TensorFlow when imported (its top level, a class body, a default value such as `batch_size=tf.constant(1)`, followed through the modules it imports) comes before the configuration calls after it; the message names the line that starts it. Not followed: configuration calls in functions the module never calls or in other modules, and a configuration function called once per job in a loop (the second call comes after the first job started TensorFlow).",
+        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep: each device-configuration call against the TensorFlow work that ran before it; the memory-growth check reads every `set_memory_growth` and `set_visible_devices` call of the file. Default parameter values count where the `def` runs (at import for a module's or a class's functions). The project's own modules count where the file imports them: an import whose module starts TensorFlow when imported (its top level, a class body, a default value such as `batch_size=tf.constant(1)`, followed through the modules it imports) comes before the configuration calls after it; the message names the line that starts it. Not followed: configuration calls in functions the module never calls or in other modules. Preview (warning): a function of another project module that configures the devices on every call (the configuration call a statement of its own body, no `return` or `raise` before it) called once per job: in a loop of this file that also runs TensorFlow, or as a statement of a module-level function that runs TensorFlow after it and that this file calls in a loop; the second call comes after the first job started TensorFlow. Reported on the helper's call, with the configuration call as related information. Not followed there: helpers of this file, methods, loops in another module, a helper that checks whether it already ran.",
       why: "From TensorFlow's documentation (TensorFlow was not installed on the measured machine, so this is documented, not measured): these functions raise `RuntimeError` once the runtime is initialised ('Physical devices cannot be modified after being initialized' / 'Visible devices cannot be modified after being initialized'), and `tf.config.list_physical_devices` exists precisely to query devices before that point. Scripts often wrap the call in `try/except RuntimeError: print(e)`, so the setting is silently lost and TensorFlow maps nearly all GPU memory. TensorFlow also refuses to start when memory growth differs between visible GPUs ('Memory growth cannot differ between GPU devices'), so setting it for `gpus[0]` alone breaks on any machine with two GPUs.",
       example:
         'import tensorflow as tf\n\na = tf.constant([1.0, 2.0])  # initialises the runtime\ngpus = tf.config.list_physical_devices("GPU")\nfor g in gpus:\n    tf.config.experimental.set_memory_growth(g, True)  # GPU012: RuntimeError\n',
@@ -78,8 +78,72 @@ export const rule: PythonRule = {
       });
     }
     partialGrowth(ctx, calls);
+    if (ctx.preview) perJobHelpers(ctx, calls);
   },
 };
+
+/** A TensorFlow call that starts the runtime, as the timeline counts them (walker.ts), build queries and configuration aside. */
+function startsTf(path: string): boolean {
+  if (!path.startsWith("tensorflow.")) return false;
+  if (TF_CONFIG_INIT.includes(path) || path === "tensorflow.test.is_gpu_available") return true;
+  if (TF_NON_INIT_PREFIXES.some((p) => path.startsWith(p))) return false;
+  return !TF_BUILD_QUERIES.some((p) => path === p || (p.endsWith(".") && path.startsWith(p)));
+}
+
+/** The loop (`for`/`while`) around `n` in its own function (or the module), or null. */
+function loopAround(n: SyntaxNode): SyntaxNode | null {
+  for (let p = n.parent; p && p.type !== "function_definition" && p.type !== "class_definition"; p = p.parent)
+    if (p.type === "for_statement" || p.type === "while_statement") return p;
+  return null;
+}
+
+/**
+ * Preview: a project function that configures TensorFlow's devices on every call
+ * (ProjectLookup.callableTfConfig), called once per job: in a loop that also runs TensorFlow, or as
+ * a statement of a module-level function that runs TensorFlow after it and is itself called in a
+ * loop of this module. From the second pass the runtime is initialised and the call raises.
+ */
+function perJobHelpers(ctx: RuleContext, calls: SyntaxNode[]): void {
+  const project = ctx.project;
+  if (!project?.callableTfConfig) return;
+  const tfCalls = calls.filter((c) => startsTf(calleePath(ctx.model, c) ?? ""));
+  if (!tfCalls.length) return;
+  for (const call of calls) {
+    const path = calleePath(ctx.model, call);
+    if (!path || path.startsWith("tensorflow.") || !project.isProjectFunction?.(path)) continue;
+    const fn = enclosingFunction(call);
+    let loop = loopAround(call);
+    let work = loop ? tfCalls.find((t) => contains(loop!, t) && t.id !== call.id) : undefined;
+    let via: string | null = null;
+    if (!loop && fn && fn.parent?.type === "module" && call.parent?.parent?.id === fn.childForFieldName("body")?.id) {
+      // A statement of a module-level function that runs TensorFlow after it, called in a loop here.
+      work = tfCalls.find((t) => contains(fn, t) && t.startIndex > call.endIndex);
+      const name = fn.childForFieldName("name")?.text ?? "";
+      const outer = work
+        ? calls.find((c) => c.childForFieldName("function")?.text === name && loopAround(c))
+        : undefined;
+      loop = outer ? loopAround(outer) : null;
+      via = outer ? `${name}() (${ctx.where(outer.startPosition.row)})` : null;
+    }
+    if (!loop || !work) continue;
+    const helper = project.callableTfConfig(path);
+    if (!helper) continue;
+    const name = path.slice(path.lastIndexOf(".") + 1);
+    ctx.report({
+      range: nodeRange(call),
+      preview: true,
+      message: `${name}() runs ${helper.call}(...) (${helper.where}) on every call, and it is called once per job: ${via ? `by ${via}, which runs TensorFlow after it` : "in a loop that runs TensorFlow"} (\`${snippet(work)}\` at ${ctx.where(work.startPosition.row)}), in the loop at ${ctx.where(loop.startPosition.row)}; from the second pass the runtime is initialised and ${helper.call} raises RuntimeError "cannot be modified after being initialized" (or, caught, leaves the devices as they were); configure the devices once, before the loop`,
+      severity: "warning",
+      related: [
+        {
+          range: { start: { line: helper.line - 1, character: 0 }, end: { line: helper.line - 1, character: 0 } },
+          message: "the device configuration",
+          file: helper.file,
+        },
+      ],
+    });
+  }
+}
 
 /** The first TensorFlow-initialising event among the first `at` timeline events, build queries excepted. */
 function firstTfInit(ctx: RuleContext, at: number): InitEvent | null {

@@ -15,6 +15,7 @@ import { hasSbatchLine } from "../manifests/prefilter";
 import { parseVisibleDevices } from "../visibleDevices";
 import { cudaDeviceOrdinal } from "../frameworks";
 import { wordsRange } from "./shared/jobScript";
+import { hydraLightningDevices, hydraOverride } from "../launch/lightningDevices";
 
 /** One device-ordinal option given on a command line: the option, its value's words and the ordinal. */
 interface GivenOrdinal {
@@ -163,9 +164,9 @@ export const rule: ManifestRule = {
     // Shell scripts only: never a YAML manifest.
     trigger: () => false,
     docs: {
-      what: "In a shell script without `#SBATCH` lines (and a notebook's `!` lines), finds a `python script.py` command that passes the script a device ordinal on one of its own options (`--gpu 3`, `--device_num=7`, `--device cuda:1`) which the script hands to CUDA (`torch.cuda.set_device(args.gpu)`, `f\"cuda:{args.gpu}\"`, `torch.device(args.device)`), when the devices visible to that process do not include it: the CUDA_VISIBLE_DEVICES in force for the command (an inline prefix or the last `export` before it) leaves fewer devices (on a known machine, the ids before the first one it lacks; a list that hides every GPU is GPU045's), or, without one, the machine has fewer GPUs (the editor's nvidia-smi inventory, or `--gpus N` / `--inventory FILE` / `[tool.gpu-pilot] gpus` in the CLI).",
+      what: "In a shell script without `#SBATCH` lines (and a notebook's `!` lines), finds a `python script.py` command that passes the script a device ordinal on one of its own options (`--gpu 3`, `--device_num=7`, `--device cuda:1`) which the script hands to CUDA (`torch.cuda.set_device(args.gpu)`, `f\"cuda:{args.gpu}\"`, `torch.device(args.device)`), when the devices visible to that process do not include it: the CUDA_VISIBLE_DEVICES in force for the command (an inline prefix or the last `export` before it) leaves fewer devices (on a known machine, the ids before the first one it lacks; a list that hides every GPU is GPU045's), or, without one, the machine has fewer GPUs (the editor's nvidia-smi inventory, or `--gpus N` / `--inventory FILE` / `[tool.gpu-pilot] gpus` in the CLI). Preview: a `python main.py key=N` command whose arguments are all Hydra overrides (`key=value`, `+key=value`, `++key=value`), where main.py's `@hydra.main` task hands `cfg.key` to Lightning's `Trainer(devices=...)` (or `gpus=`) with a GPU accelerator (`gpu`, `cuda`, `auto` or none), when N is more than the devices visible to the command, compared the same way: Lightning asks for GPUs 0..N-1 and stops.",
       follows:
-        "The commands of the script that start Python directly (`python x.py`, `python -u x.py`; not launchers, not under `srun`), the launched `.py` file (beside the script or up to three folders above it; a notebook's from its folder) read with its parse: its `add_argument` options (`dest=` or the option's own name; for an option it does not declare, those of the modules beside it that it imports, whose functions returning `parser.parse_args()` also give a namespace: `from getArgs import get_args`) and where the value of one reaches CUDA as a device ordinal from the namespace `parse_args()` returned: a name assigned `parser.parse_args()` or `parse_known_args()[0]`, a function of the file that returns one, or a parameter of one of the file's functions that the file calls with one, directly, through `int()`, or through a name assigned once from it in the same function. Option values through the script's once-assigned literals (`GPU=3 ... --gpu $GPU`) and the literals of files it sources. A namespace handed to a function or class that the script imports from a module beside it (`utils.transforms(args)`, `Architect(model, args)`) is followed into that module for its attribute assignments (not further, where it hands the namespace on). Silent when the launched file or such a module assigns that destination anywhere (`args.gpu = local_rank`), when the namespace goes to a callee not found beside the script (a library, a method of an object; printing and logging it are fine), or is changed through `vars(args)`/`args.__dict__`/`setattr`; also for options with `nargs` or `action`, for argparse's abbreviated options (`--dev` for `--device`), for values that expand a variable the script does not set, and for launchers (`torchrun`, `accelerate launch`, `deepspeed`: GPU040 reads their process counts).",
+        "The commands of the script that start Python directly (`python x.py`, `python -u x.py`; not launchers, not under `srun`), the launched `.py` file (beside the script or up to three folders above it; a notebook's from its folder) read with its parse: its `add_argument` options (`dest=` or the option's own name; for an option it does not declare, those of the modules beside it that it imports, whose functions returning `parser.parse_args()` also give a namespace: `from getArgs import get_args`) and where the value of one reaches CUDA as a device ordinal from the namespace `parse_args()` returned: a name assigned `parser.parse_args()` or `parse_known_args()[0]`, a function of the file that returns one, or a parameter of one of the file's functions that the file calls with one, directly, through `int()`, or through a name assigned once from it in the same function. Option values through the script's once-assigned literals (`GPU=3 ... --gpu $GPU`) and the literals of files it sources. A namespace handed to a function or class that the script imports from a module beside it (`utils.transforms(args)`, `Architect(model, args)`) is followed into that module for its attribute assignments (not further, where it hands the namespace on). Silent when the launched file or such a module assigns that destination anywhere (`args.gpu = local_rank`), when the namespace goes to a callee not found beside the script (a library, a method of an object; printing and logging it are fine), or is changed through `vars(args)`/`args.__dict__`/`setattr`; also for options with `nargs` or `action`, for argparse's abbreviated options (`--dev` for `--device`), for values that expand a variable the script does not set, and for launchers (`torchrun`, `accelerate launch`, `deepspeed`: GPU040 reads their process counts). Preview (Hydra and Lightning): the override's key, given once as a literal whole number (or a once-assigned literal), and the Trainer call directly in the task function, its count read as `cfg.a.b` of the task's first parameter; silent where any argument is not an override (`-m`, `--cfg`, `$EXTRA`), where the task may change that value (an assignment anywhere in the task to its path or a path above it, `cfg.trainer = ...`, or to the config itself; the whole config handed to a call before the Trainer is made, `open_dict(cfg)`, `setup(cfg)`; printing is fine), for `**` arguments to the Trainer, another accelerator, and a script that names CUDA_VISIBLE_DEVICES. Not followed: config files and their defaults (only the command line's value is compared), `Trainer(**cfg.trainer)`, `hydra.utils.instantiate`, and Lightning under torchrun (its check is skipped under torchelastic).",
       why: "Measured on 2 x H200 (ground-truth.md, 'Other facts measured'): with `CUDA_VISIBLE_DEVICES=\"1\"`, `torch.cuda.set_device(1)` or `device=\"cuda:1\"` raises `torch.AcceleratorError: CUDA error: invalid device ordinal`: a device ordinal counts the visible devices only (0 to n-1), so an ordinal as large as their number does not exist in that process. The same holds for an ordinal beyond the machine's GPUs when nothing narrows them. The option's value is what the program uses (argparse stores the last value given for an option in its destination: Python documentation, argparse).",
       example:
         '#!/bin/bash\n# train.py: parser.add_argument("--gpu", type=int, default=0) ... torch.cuda.set_device(args.gpu)\nCUDA_VISIBLE_DEVICES=2 python train.py --gpu 2   # GPU052: only ordinal 0 is visible\n',
@@ -176,6 +177,8 @@ export const rule: ManifestRule = {
         'ground-truth.md, Other facts measured: `CUDA_VISIBLE_DEVICES="1"`, then `torch.cuda.set_device(1)` or `device="cuda:1"` → `CUDA error: invalid device ordinal`',
         "Python documentation, argparse: dest (`--foo-bar` → `foo_bar`), parse_args, parse_known_args",
         "nvidia-smi --query-gpu=index,uuid (the inventory)",
+        'Lightning-AI/pytorch-lightning@eddba2fc src/lightning/fabric/utilities/device_parser.py:49 `_parse_gpu_ids` (what `Trainer(devices=...)` is parsed with on CUDA): "Any int N > 0 indicates that GPUs [0..N) should be used" (:63), `list(range(gpus))` (:154), `_sanitize_gpu_ids` raises `MisconfigurationException(f"You requested gpu: {gpus}\\n But your machine only has: {all_available_gpus}")` (:133-136), skipped under torchelastic (:92-98)',
+        'Hydra documentation, Override grammar (https://hydra.cc/docs/advanced/override_grammar/basic/): `key=value`, `+key=value`, `++key=value`; xiong-zhitong/DOFA-pytorch#20 (a generated script exported CUDA_VISIBLE_DEVICES=0 and passed num_gpus=2: "You requested gpu: [0, 1] But your machine only has: [0]")',
       ],
       language: "bash",
     },
@@ -188,8 +191,12 @@ export const rule: ManifestRule = {
       const line = parseLaunchLine(c.words, c.assignments);
       // launcher "other" with a script: `python [options] x.py` (commandLine.ts pythonScript).
       if (line.underSrun || line.launcher !== "other") continue;
-      if (!line.script || !line.scriptArgs.length || !line.scriptArgs.some((w) => w.value.startsWith("-"))) continue;
+      if (!line.script || !line.scriptArgs.length) continue;
       literals ??= literalsWithSourced(ctx.file, facts, ctx.read);
+      if (!line.scriptArgs.some((w) => w.value.startsWith("-"))) {
+        checkHydraDevices(ctx, c, line, literals);
+        continue;
+      }
       const path = resolveLiteral(line.script.value, literals);
       const launched = path === null ? null : launchedScript(ctx.file, path, ctx.read);
       const script =
@@ -219,3 +226,43 @@ export const rule: ManifestRule = {
     }
   },
 };
+
+/**
+ * Preview: `python main.py num_gpus=2` where main.py's `@hydra.main` task passes `cfg.num_gpus` to
+ * Lightning's `Trainer(devices=...)` (launch/lightningDevices.ts): Lightning asks for GPUs 0..N-1 and
+ * stops when fewer are visible. Every argument must be a Hydra override (anything else may be an
+ * option or a variable holding more overrides), each key given once, the value a literal whole number.
+ */
+function checkHydraDevices(
+  ctx: ManifestRuleContext,
+  c: ShellCommand,
+  line: LaunchLine,
+  literals: Map<string, string>,
+): void {
+  const given = new Map<string, { value: string; word: ShellWord } | null>();
+  for (const w of line.scriptArgs) {
+    const o = hydraOverride(w.value);
+    if (!o) return;
+    given.set(o.key, given.has(o.key) ? null : { value: o.value, word: w });
+  }
+  const path = resolveLiteral(line.script!.value, literals);
+  const launched = path === null ? null : launchedScript(ctx.file, path, ctx.read);
+  const uses = launched ? hydraLightningDevices(launched.text) : [];
+  if (!uses.length) return;
+  const name = path!.replace(/^.*\//, "");
+  for (const use of uses) {
+    const g = given.get(use.path);
+    const value = g ? resolveLiteral(g.value, literals) : null;
+    const n = value !== null && /^[0-9]{1,4}$/.test(value) ? Number(value) : 0;
+    if (!g || n < 1) continue;
+    const seen = visibleTo(ctx, c, line);
+    if (!seen || n <= seen.count) continue;
+    const asked = `[${Array.from({ length: n }, (_, k) => k).join(", ")}]`;
+    const has = `[${Array.from({ length: seen.count }, (_, k) => k).join(", ")}]`;
+    ctx.report({
+      range: wordsRange(ctx, g.word, g.word),
+      preview: true,
+      message: `${g.word.value} gives ${name} ${n} GPUs for Lightning (Trainer(${use.keyword}=cfg.${use.path}) at ${name}:${use.line}: GPUs ${asked}), but ${seen.why}: Lightning stops with "You requested gpu: ${asked} But your machine only has: ${has}"; pass ${use.path}=${seen.count} or make ${n} GPUs visible`,
+    });
+  }
+}

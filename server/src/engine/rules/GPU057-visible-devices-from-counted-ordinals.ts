@@ -5,6 +5,7 @@ import { freezes } from "../frameworks";
 import { nodeRange, type EnvWriteEvent } from "../python/events";
 import { callArgs, contains, isAssignmentTarget, statementOf } from "./shared/py";
 import { argparseDefaultNodes, isParseArgs } from "../python/rankFlow";
+import { poolIndexSubmits, writtenParam } from "./shared/poolIndex";
 
 /**
  * Counts of the GPUs this process sees that do not initialise CUDA (ground-truth.md:
@@ -235,11 +236,14 @@ export const rule: PythonRule = {
     // search (2026-12-07, BENCHMARKS.md), its 15 findings (14 distinct programs) were all true, and
     // the 10 guarded or mapped writes among them stayed silent.
     // A CUDA_VISIBLE_DEVICES write whose value comes from device_count(), or a worker launcher given the workers' list.
-    trigger: (t) => t.has("CUDA_VISIBLE_DEVICES") && (t.has("device_count") || t.has("LocalCUDACluster")),
+    // Preview: a pool worker's write from its index, submitted in the same file (submit/apply_async).
+    trigger: (t) =>
+      t.has("CUDA_VISIBLE_DEVICES") &&
+      (t.has("device_count") || t.has("LocalCUDACluster") || t.has("submit") || t.has("apply_async")),
     docs: {
-      what: 'Finds `CUDA_VISIBLE_DEVICES` written from GPU ordinals this process counted: `os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(torch.cuda.device_count()))`, also through names assigned before the write in the same function (`ids = ...; gpu_list = sorted(...ids...)`), and from `torch.accelerator.device_count()`; and the workers\' list given to dask-cuda\'s `LocalCUDACluster(CUDA_VISIBLE_DEVICES=...)` built from `range(len(numba.cuda.gpus))` (or another count or device list of this process: CuPy, JAX, TensorFlow, torch), which dask-cuda sets as each worker\'s CUDA_VISIBLE_DEVICES; and the environment copied for a child process (`env = os.environ.copy()` then `env["CUDA_VISIBLE_DEVICES"] = ...`, `{**os.environ, "CUDA_VISIBLE_DEVICES": ...}`) given such a list.',
+      what: 'Finds `CUDA_VISIBLE_DEVICES` written from GPU ordinals this process counted: `os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(torch.cuda.device_count()))`, also through names assigned before the write in the same function (`ids = ...; gpu_list = sorted(...ids...)`), and from `torch.accelerator.device_count()`; and the workers\' list given to dask-cuda\'s `LocalCUDACluster(CUDA_VISIBLE_DEVICES=...)` built from `range(len(numba.cuda.gpus))` (or another count or device list of this process: CuPy, JAX, TensorFlow, torch), which dask-cuda sets as each worker\'s CUDA_VISIBLE_DEVICES; and the environment copied for a child process (`env = os.environ.copy()` then `env["CUDA_VISIBLE_DEVICES"] = ...`, `{**os.environ, "CUDA_VISIBLE_DEVICES": ...}`) given such a list. Preview: a write in a function that a process pool of the same file runs (`ProcessPoolExecutor(...).submit(fn, ...)`, `multiprocessing.Pool(...).apply_async(fn, (...))`) from a parameter that the submitting code fills with a pool index it counts from 0 (`self._idx`, set to 0 and stepped by `(x + 1) % n` or `+= 1`, or the variable of an enclosing `for i in range(n)` / `for i, _ in enumerate(...)`): each worker inherits the parent\'s CUDA_VISIBLE_DEVICES and the write replaces it with the index.',
       follows:
-        'Every write of the variable in the file (functions and methods included) and, back from its value, the names it uses to their assignments in the same function (or at module level) before the write, a few assignments deep, whichever branch they sit in. Silent for `os.environ.setdefault(...)` (it writes only where nothing was inherited), where the write sits under a test of the variable (`if "CUDA_VISIBLE_DEVICES" not in os.environ:`, `if os.environ.get(...) is None:`), where the same function (or the module, for a top-level write) reads the variable before the write (it may map the ordinals through the inherited list; reads that are only printed or logged, or sit in a branch that raises, do not count), where CUDA was initialised before the write on its timeline (`torch.cuda.is_available()`, `set_device`: the write then moves nothing, GPU001 reports it), and for counts that initialise the runtime (`jax.devices()`, TensorFlow\'s device lists, CuPy: GPU001 and GPU012). The message distinguishes a value that lists every GPU the process sees (`range(torch.cuda.device_count())`) from one that chooses some (`min(4, count)`, `count - 1`). Also followed: `args.x` read from `parser.parse_args()` to the `default=` of its `add_argument` (the value when the option is not given). Not followed: function parameters, other attributes, helper functions that return the list, other modules.',
+        "Every write of the variable in the file (functions and methods included) and, back from its value, the names it uses to their assignments in the same function (or at module level) before the write, a few assignments deep, whichever branch they sit in. Silent for `os.environ.setdefault(...)` (it writes only where nothing was inherited), where the write sits under a test of the variable (`if \"CUDA_VISIBLE_DEVICES\" not in os.environ:`, `if os.environ.get(...) is None:`), where the same function (or the module, for a top-level write) reads the variable before the write (it may map the ordinals through the inherited list; reads that are only printed or logged, or sit in a branch that raises, do not count), where CUDA was initialised before the write on its timeline (`torch.cuda.is_available()`, `set_device`: the write then moves nothing, GPU001 reports it), and for counts that initialise the runtime (`jax.devices()`, TensorFlow's device lists, CuPy: GPU001 and GPU012). The message distinguishes a value that lists every GPU the process sees (`range(torch.cuda.device_count())`) from one that chooses some (`min(4, count)`, `count - 1`). Also followed: `args.x` read from `parser.parse_args()` to the `default=` of its `add_argument` (the value when the option is not given). Not followed: function parameters, other attributes, helper functions that return the list, other modules. Preview (pool index): the value is the parameter alone (`p`, `str(p)`, `f\"{p}\"`), not rebound in the function; the function is a module-level function submitted by name or a method of the file's class submitted as `self.name`/`cls.name`/`Class.name` (a bound method's first parameter is the instance); the pool is a name or attribute assigned the executor or pool in the file, or a `with ... as` name; every assignment to the counter in the file steps it (`x + 1`, `(x + 1) % n` with any n, `+= 1`; one sets it to 0). Silent where the file reads CUDA_VISIBLE_DEVICES anywhere (the index may be mapped through the parent's list), for thread pools, `map`/`starmap`, pools made in another module, and `*args` before the index.",
       why: "`torch.cuda.device_count()` counts the GPUs the process already sees, and they are numbered from 0 in that view; `CUDA_VISIBLE_DEVICES` takes the machine's own device ids (CUDA C Programming Guide, CUDA Environment Variables: the listed devices are made visible and renumbered from 0). When the process inherited a list (a Slurm job given GPUs 4-7 without device cgroups, a launcher, `CUDA_VISIBLE_DEVICES=4,5,6,7 python ...`), it counts 4 and writes `0,1,2,3`: since `device_count()` does not initialise CUDA (ground-truth.md: lazy), the write takes effect, and the process moves onto GPUs 0-3, which belong to other jobs or users (IsoNet-cryoET/IsoNet2#28: training on other jobs' GPUs of a shared Slurm node). Where nothing was inherited, a list of every visible GPU changes nothing, so the write is at best useless; a list that chooses some of them (`min(4, count)`, the last one) narrows the process as meant on a free machine and picks other jobs' GPUs under an inherited list, where the ordinals have to be mapped through it. The same holds for the list dask-cuda's LocalCUDACluster sets as each worker's CUDA_VISIBLE_DEVICES (NVIDIA-Merlin/NVTabular#1831: a notebook's workers pinned to GPUs 0 and 1 while its kernel was given others); without the argument dask-cuda starts from the inherited CUDA_VISIBLE_DEVICES itself (dask_cuda/utils.py `cuda_visible_devices`).",
       example:
         'import os\nimport torch\n\ngpus = ",".join(str(i) for i in range(torch.cuda.device_count()))\nos.environ["CUDA_VISIBLE_DEVICES"] = gpus  # GPU057: ordinals written as device ids\n',
@@ -259,6 +263,7 @@ export const rule: PythonRule = {
     ownWrites(ctx);
     workerLists(ctx);
     childEnvironments(ctx);
+    poolIndexWrites(ctx);
   },
 };
 
@@ -346,6 +351,31 @@ function childEnvironments(ctx: RuleContext): void {
     ctx.report({
       range: nodeRange(e.report),
       message: `The environment copied for a child process gets CUDA_VISIBLE_DEVICES from GPU ordinals this process counted (${count.text} at ${ctx.where(count.startPosition.row)}): they number the GPUs this process sees from 0, while the child reads device ids, so under an inherited CUDA_VISIBLE_DEVICES (a Slurm job's 4,5,6,7) the child runs on GPUs 0, 1, ... of other jobs. Map the ordinals through the inherited list, or leave the entry out (the copy already holds this process's value)`,
+    });
+  }
+}
+
+/**
+ * Preview: a write in a function a process pool runs, from a parameter the submitting code fills
+ * with a pool index it counts (rules/shared/poolIndex.ts). Silent where the file reads the variable
+ * anywhere (the index may be mapped through the parent's list), and for `setdefault`.
+ */
+function poolIndexWrites(ctx: RuleContext): void {
+  const reads = ctx.model
+    .nodesMentioning(["subscript", "call"], ["CUDA_VISIBLE_DEVICES"])
+    .some((n) => n.text.includes("CUDA_VISIBLE_DEVICES") && !isAssignmentTarget(n) && !onlyShown(n));
+  if (reads) return;
+  for (const w of envWritesAnywhere(ctx.model)) {
+    if (w.variable !== "CUDA_VISIBLE_DEVICES" || !w.value || !w.statement || w.form === "setdefault") continue;
+    const fn = enclosingFunction(w.statement);
+    const param = fn ? writtenParam(w.value, fn) : null;
+    const [s] = param ? poolIndexSubmits(ctx, fn!, param) : [];
+    if (!s) continue;
+    const fnName = fn!.childForFieldName("name")!.text;
+    ctx.report({
+      range: w.range,
+      preview: true,
+      message: `CUDA_VISIBLE_DEVICES is written from ${param}, the pool index that ${s.call.childForFieldName("function")!.text}(${fnName}, ...) at ${ctx.where(s.call.startPosition.row)} passes (${s.arg.text}, counted from 0): the worker inherited the parent's CUDA_VISIBLE_DEVICES and this write replaces it, so under an inherited list (CUDA_VISIBLE_DEVICES=1,2,3) worker i runs on physical GPU i, not on the i-th GPU given. Map the index through the parent's list (os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")) where the jobs are submitted, and pass the id`,
     });
   }
 }
