@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { lintCode } from "../support/helpers";
+import { lintPython } from "../../../server/src/engine/lint";
+import { ProjectIndex, lookupOptions } from "../../../server/src/engine/python/project";
 import { fixtureTests } from "./fixtureCheck";
 
 const TWO_H200 = {
@@ -72,4 +77,39 @@ test("GPU017 (preview) stays silent where the parser goes to a call or set_defau
   assert.equal((await lintCode(head + use, "GPU017", one)).length, 1);
   assert.deepEqual(await lintCode(head + "p = extend(p)\n" + use, "GPU017", one), []);
   assert.deepEqual(await lintCode(head + "p.set_defaults(gpu=0)\n" + use, "GPU017", one), []);
+});
+
+test("GPU017 (preview) follows a YAML config loaded with a literal path into another module's constructor", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu017-yaml-"));
+  writeFileSync(join(dir, "cfg.yaml"), "name: run\ngpu: '1'\nlr: 0.1\n");
+  writeFileSync(
+    join(dir, "trainer.py"),
+    "import torch\n\n\nclass Trainer:\n    def __init__(self, cfg):\n        self.cfg = cfg\n        self.device = torch.device(f\"cuda:{self.cfg['gpu']}\")\n",
+  );
+  const main =
+    'from omegaconf import OmegaConf\nfrom trainer import Trainer\n\ncfg = OmegaConf.load("cfg.yaml")\nTrainer(cfg)\n';
+  writeFileSync(join(dir, "main.py"), main);
+  const lint = (text: string, gpuCount = 1, preview = true) => {
+    const project = new ProjectIndex().lookupFor(join(dir, "main.py"), lookupOptions({}));
+    const r = lintPython(text, { project, select: ["GPU017"], preview, machine: { gpuCount, uuids: [] } });
+    r.tree?.delete();
+    return r.diagnostics;
+  };
+  const [d, ...rest] = lint(main);
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 4);
+  assert.equal(
+    d.message,
+    'cfg.yaml sets gpu to 1 (line 2), and Trainer() uses cfg["gpu"] in f"cuda:{…}" (trainer.py:7), but this machine has 1 GPU (ordinals 0..0): invalid device ordinal at first use',
+  );
+  assert.deepEqual(lint(main, 2), [], "two GPUs: ordinal 1 exists");
+  assert.deepEqual(lint(main, 1, false), [], "preview only");
+  // The config may change before the call, or the call's callee is unknown: silent.
+  for (const between of ['cfg.gpu = "0"\n', "cfg = OmegaConf.merge(cfg, OmegaConf.from_cli())\n", "tweak(cfg)\n"])
+    assert.deepEqual(lint(main.replace("Trainer(cfg)", between + "Trainer(cfg)")), [], between);
+  // yaml.safe_load on a file opened by `with`.
+  const withOpen =
+    'import yaml\nfrom trainer import Trainer\n\nwith open("cfg.yaml") as f:\n    cfg = yaml.safe_load(f)\nTrainer(cfg)\n';
+  assert.equal(lint(withOpen).length, 1);
+  assert.deepEqual(lint(withOpen.replace("cfg.yaml", "other.yaml")), [], "a file that is not there");
 });

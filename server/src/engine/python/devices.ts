@@ -321,6 +321,104 @@ export function deviceParams(def: SyntaxNode, slots: readonly DeviceSlot[]): Dev
   return out;
 }
 
+/** A parameter of a function one of whose entries (`args["gpu"]`, `args.gpu`) the function passes on as a CUDA device ordinal. */
+export interface KeyedDeviceParam extends DeviceParam {
+  /** The entry's key (`gpu`), and whether it is read by subscript (`args["gpu"]`) or as an attribute. */
+  key: string;
+  subscript: boolean;
+  /** The slot converts the value or builds a device string around it (a string `"1"` is then an ordinal). */
+  converts: boolean;
+}
+
+/**
+ * The parameters of `def` one of whose entries reaches one of {@link deviceSlots} as it is
+ * (`f"cuda:{args['gpu']}"`, `set_device(int(args.gpu))`), directly or through `self.X` where `def`
+ * assigns `self.X = param` once, before the slot (a constructor keeping its config). Silent for a
+ * parameter `def` rebinds, an entry it assigns (`args["gpu"] = ...`, `self.args.gpu = ...`), and
+ * slots of nested functions.
+ * @param slots the module's device slots (computed once per module by the caller)
+ */
+export function keyedDeviceParams(def: SyntaxNode, slots: readonly DeviceSlot[]): KeyedDeviceParam[] {
+  const params = positionalParams(def);
+  const body = def.childForFieldName("body");
+  if (!body || !params.some(Boolean)) return [];
+  const rebound = namesBoundIn(def);
+  const targets = assignedTexts(def);
+  // `self.X = param`, the attribute's one assignment in `def`.
+  const kept = new Map<string, { param: string; end: number } | null>();
+  for (const a of body.descendantsOfType("assignment")) {
+    const left = a?.childForFieldName("left");
+    const right = a?.childForFieldName("right");
+    if (!a || left?.type !== "attribute" || left.childForFieldName("object")?.text !== params[0]) continue;
+    const ok = right?.type === "identifier" && params.includes(right.text) && !kept.has(left.text);
+    kept.set(left.text, ok ? { param: right!.text, end: a.endIndex } : null);
+  }
+  const out: KeyedDeviceParam[] = [];
+  for (const slot of slots) {
+    if (slot.ordinal.startIndex < body.startIndex || slot.ordinal.endIndex > body.endIndex) continue;
+    if (enclosingDef(slot.ordinal)?.id !== def.id) continue;
+    let o: SyntaxNode | null = slot.ordinal;
+    const converts = o.type === "call" || slot.form.includes('"cuda');
+    if (o.type === "call" && o.childForFieldName("function")?.text === "int")
+      o = o.childForFieldName("arguments")?.namedChildren[0] ?? null;
+    const subscript = o?.type === "subscript";
+    const base = subscript
+      ? o!.childForFieldName("value")
+      : o?.type === "attribute"
+        ? o.childForFieldName("object")
+        : null;
+    const key = subscript
+      ? stringValue(o!.childForFieldName("subscript"))
+      : (o?.childForFieldName("attribute")?.text ?? null);
+    if (!o || !base || !key || targets.has(o.text)) continue;
+    let param: string | null = base.type === "identifier" && !rebound.has(base.text) ? base.text : null;
+    if (base.type === "attribute") {
+      const k = kept.get(base.text);
+      param = k && k.end <= o.startIndex && !rebound.has(k.param) ? k.param : null;
+    }
+    const index = param ? params.indexOf(param) : -1;
+    if (index > 0 || (index === 0 && params[0] !== "self"))
+      if (!out.some((d) => d.index === index && d.key === key))
+        out.push({
+          index,
+          name: param!,
+          form: slot.form,
+          line: slot.ordinal.startPosition.row + 1,
+          key,
+          subscript,
+          converts,
+        });
+  }
+  return out;
+}
+
+/** The `__init__` defined in the body of class `cls` (a decorated one too), or undefined. */
+export function constructorOf(cls: SyntaxNode): SyntaxNode | undefined {
+  for (const m of cls.childForFieldName("body")?.namedChildren ?? []) {
+    const def = m?.type === "decorated_definition" ? m.childForFieldName("definition") : m;
+    if (def?.type === "function_definition" && def.childForFieldName("name")?.text === "__init__") return def;
+  }
+  return undefined;
+}
+
+/** The function or lambda that holds `n`, or null. */
+function enclosingDef(n: SyntaxNode): SyntaxNode | null {
+  let owner: SyntaxNode | null = n.parent;
+  while (owner && owner.type !== "function_definition" && owner.type !== "lambda") owner = owner.parent;
+  return owner;
+}
+
+/** The texts of the assignment targets in `def` (nested functions included: a conservative answer). */
+function assignedTexts(def: SyntaxNode): Set<string> {
+  const out = new Set<string>();
+  for (const a of def.descendantsOfType(["assignment", "augmented_assignment"])) {
+    const left = a?.childForFieldName("left");
+    const targets = left?.type === "pattern_list" || left?.type === "tuple_pattern" ? left.namedChildren : [left];
+    for (const t of targets) if (t) out.add(t.text);
+  }
+  return out;
+}
+
 /**
  * The names of the parameters of `def` that a call can fill by position, in order (`self`
  * included; "" for one without a plain name). A `*args`, `**kwargs`, `*` or `/` ends the list.

@@ -1,0 +1,163 @@
+import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
+import type { KeyedDeviceUse, ModuleModel } from "../../python/model";
+import type { SyntaxNode } from "../../python/parser";
+import { stringValue } from "../../python/parser";
+import type { RuleContext } from "../../rule";
+import { callArgs, calleePath } from "./py";
+
+/** The loaders whose result is the YAML file's mapping as written (no defaults merged in). */
+const LOADERS = new Set(["omegaconf.OmegaConf.load", "yaml.safe_load", "yaml.load", "yaml.full_load"]);
+
+/** A device ordinal that a YAML config file loaded with a literal path hands to a project function. */
+export interface ConfigOrdinal {
+  /** The argument that passes the loaded config. */
+  node: SyntaxNode;
+  ordinal: number;
+  /** The config file as written in the code, the key and its 1-based line there. */
+  file: string;
+  key: string;
+  line: number;
+  /** The callee as written, its dotted path, and its use of the entry. */
+  callee: string;
+  path: string;
+  use: KeyedDeviceUse;
+}
+
+/**
+ * The device ordinals that YAML configs loaded by the module hand to project functions: a name bound
+ * once to `OmegaConf.load("cfg.yaml")`, `yaml.safe_load(open("cfg.yaml"))` (or `yaml.load`,
+ * `yaml.full_load`; also a file opened by `with open("cfg.yaml") as f`), the path a string literal
+ * relative to the module's folder, passed as it is to a function or class of another project module
+ * that uses one of its entries as a device ordinal (ProjectLookup.callableKeyedDeviceParams:
+ * `f"cuda:{self.args['gpu_number']}"`), where the file's top-level key holds an integer (or a string
+ * of digits, where the use converts it or builds a device string). Silent where the name is used in
+ * any other way than reading its entries and passing it to such calls (printing aside): a call may
+ * change the config (`OmegaConf.merge`, a helper assigning `cfg.gpu`), as may an assignment.
+ */
+export function loadedConfigOrdinals(ctx: RuleContext): ConfigOrdinal[] {
+  const project = ctx.project;
+  const model = ctx.model;
+  if (!project?.callableKeyedDeviceParams || !project.projectText) return [];
+  if (!model.text.includes("load") || !/yaml|OmegaConf/.test(model.text)) return [];
+  const out: ConfigOrdinal[] = [];
+  for (const a of model.nodesOfType("assignment")) {
+    const name = a?.childForFieldName("left");
+    const path = a && name?.type === "identifier" ? loadedPath(model, a.childForFieldName("right")) : null;
+    if (!path) continue;
+    const calls = judgedCalls(model, name!, project.callableKeyedDeviceParams.bind(project));
+    if (!calls?.length) continue;
+    const text = project.projectText(path);
+    if (text === null) continue;
+    for (const { call, arg, path: callee, use } of calls) {
+      const entry = yamlEntry(text, use.key);
+      if (!entry) continue;
+      const ordinal =
+        typeof entry.value === "number"
+          ? entry.value
+          : use.converts && /^\d+$/.test(entry.value)
+            ? Number(entry.value)
+            : null;
+      if (ordinal === null || !Number.isSafeInteger(ordinal) || ordinal < 0) continue;
+      const fn = call.childForFieldName("function")!.text;
+      out.push({ node: arg, ordinal, file: path, key: use.key, line: entry.line, callee: fn, path: callee, use });
+    }
+  }
+  return out;
+}
+
+/** The literal path of `OmegaConf.load("x.yaml")`, `yaml.safe_load(open("x.yaml"))` or of a `with open("x.yaml") as f` read, or null. */
+function loadedPath(model: ModuleModel, n: SyntaxNode | null): string | null {
+  if (n?.type !== "call" || !LOADERS.has(calleePath(model, n) ?? "")) return null;
+  let src: SyntaxNode | undefined = callArgs(n).positional[0];
+  if (src?.type === "identifier") src = withOpened(src) ?? undefined;
+  else if (src?.type === "call" && src.childForFieldName("function")?.text === "open")
+    src = callArgs(src).positional[0];
+  const path = src?.type === "string" ? stringValue(src) : null;
+  return path && /\.ya?ml$/.test(path) && !path.includes("{") ? path : null;
+}
+
+/** The path argument of the `with open(PATH) as f` that binds identifier `f`, or null. */
+function withOpened(f: SyntaxNode): SyntaxNode | null {
+  for (let p = f.parent; p; p = p.parent) {
+    if (p.type !== "with_statement") continue;
+    for (const item of p.descendantsOfType("with_item")) {
+      const value = item?.childForFieldName("value");
+      if (value?.type !== "as_pattern") continue;
+      const opened = value.namedChildren[0];
+      const alias = value.childForFieldName("alias") ?? value.namedChildren[1];
+      if (alias?.text !== f.text && alias?.namedChildren[0]?.text !== f.text) continue;
+      if (opened?.type === "call" && opened.childForFieldName("function")?.text === "open")
+        return callArgs(opened).positional[0] ?? null;
+    }
+    return null;
+  }
+  return null;
+}
+
+/**
+ * The calls of project functions that take `name` (bound once, by this assignment) as an argument
+ * whose entries they use as a device ordinal, each with its use; null where `name` is used any other
+ * way than reading its entries, printing it or passing it to project calls.
+ */
+function judgedCalls(
+  model: ModuleModel,
+  name: SyntaxNode,
+  keyed: (path: string) => ReadonlyArray<KeyedDeviceUse> | null,
+): Array<{ call: SyntaxNode; arg: SyntaxNode; path: string; use: KeyedDeviceUse }> | null {
+  const out: Array<{ call: SyntaxNode; arg: SyntaxNode; path: string; use: KeyedDeviceUse }> = [];
+  for (const ref of model.nodesOfType("identifier")) {
+    if (!ref || ref.text !== name.text || ref.id === name.id) continue;
+    const parent = ref.parent;
+    if (!parent) return null;
+    // `cfg.x` / `cfg["x"]` read (not assigned, not a method called on it).
+    if (
+      (parent.type === "attribute" && parent.childForFieldName("object")?.id === ref.id) ||
+      parent.type === "subscript"
+    ) {
+      if (parent.type === "subscript" && parent.childForFieldName("value")?.id !== ref.id) continue;
+      if (isTarget(parent) || parent.parent?.type === "call") return null;
+      continue;
+    }
+    if (parent.type === "argument_list" || parent.type === "keyword_argument") {
+      const call = parent.type === "argument_list" ? parent.parent : parent.parent?.parent;
+      if (call?.type !== "call") return null;
+      const fn = call.childForFieldName("function")!;
+      if (fn.text === "print") continue;
+      const path = calleePath(model, call);
+      const uses = path?.includes(".") ? keyed(path) : null;
+      if (!uses) return null;
+      const { positional, keywords } = callArgs(call);
+      for (const use of uses) {
+        const arg = keywords.get(use.name) ?? positional[use.index];
+        if (arg?.id === ref.id) out.push({ call, arg, path: path!, use });
+      }
+      continue;
+    }
+    return null;
+  }
+  return out;
+}
+
+/** Whether `n` is (part of) an assignment's target. */
+function isTarget(n: SyntaxNode): boolean {
+  for (let c: SyntaxNode = n, p = n.parent; p; c = p, p = p.parent) {
+    if (p.type === "assignment" || p.type === "augmented_assignment")
+      return p.childForFieldName("left")?.startIndex === c.startIndex && p.childForFieldName("left")?.id === c.id;
+    if (p.type === "expression_statement" || p.type === "block") return false;
+  }
+  return false;
+}
+
+/** The top-level `key`'s scalar (an integer or a string) in the YAML file's one document, with its 1-based line; null for anything else. */
+function yamlEntry(text: string, key: string): { value: number | string; line: number } | null {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines });
+  if (doc.errors.length || !isMap(doc.contents)) return null;
+  const pairs = doc.contents.items.filter((p) => isScalar(p.key) && String(p.key.value) === key);
+  if (pairs.length !== 1 || !isScalar(pairs[0].value)) return null;
+  const v = pairs[0].value.value;
+  const at = (pairs[0].key as { range?: [number, number, number] }).range?.[0] ?? 0;
+  const line = lines.linePos(at).line;
+  if (typeof v === "number" && Number.isInteger(v)) return { value: v, line };
+  return typeof v === "string" ? { value: v.trim(), line } : null;
+}
