@@ -112,4 +112,10 @@ test("GPU017 (preview) follows a YAML config loaded with a literal path into ano
     'import yaml\nfrom trainer import Trainer\n\nwith open("cfg.yaml") as f:\n    cfg = yaml.safe_load(f)\nTrainer(cfg)\n';
   assert.equal(lint(withOpen).length, 1);
   assert.deepEqual(lint(withOpen.replace("cfg.yaml", "other.yaml")), [], "a file that is not there");
+  // The path as an argparse option's default: what a run without --config loads.
+  const option =
+    'import argparse\nimport yaml\nfrom trainer import Trainer\n\np = argparse.ArgumentParser()\np.add_argument("--config", default="cfg.yaml")\nargs = p.parse_args()\nwith open(args.config) as f:\n    cfg = yaml.safe_load(f)\nTrainer(cfg)\n';
+  const [o] = lint(option);
+  assert.match(o.message, /^cfg\.yaml \(the default of --config, line 6\) sets gpu to 1 \(line 2\)/);
+  assert.deepEqual(lint(option.replace("args = p", 'p.set_defaults(config="x.yaml")\nargs = p')), []);
 });

@@ -4,6 +4,7 @@ import type { SyntaxNode } from "../../python/parser";
 import { stringValue } from "../../python/parser";
 import type { RuleContext } from "../../rule";
 import { callArgs, calleePath } from "./py";
+import { argparseDefaultOf } from "../../launch/script";
 
 /** The loaders whose result is the YAML file's mapping as written (no defaults merged in). */
 const LOADERS = new Set(["omegaconf.OmegaConf.load", "yaml.safe_load", "yaml.load", "yaml.full_load"]);
@@ -13,8 +14,9 @@ export interface ConfigOrdinal {
   /** The argument that passes the loaded config. */
   node: SyntaxNode;
   ordinal: number;
-  /** The config file as written in the code, the key and its 1-based line there. */
+  /** The config file as written in the code (or as an option's default: `--config, line 4`), the key and its 1-based line there. */
   file: string;
+  option: string | null;
   key: string;
   line: number;
   /** The callee as written, its dotted path, and its use of the entry. */
@@ -42,11 +44,13 @@ export function loadedConfigOrdinals(ctx: RuleContext): ConfigOrdinal[] {
   const out: ConfigOrdinal[] = [];
   for (const a of model.nodesOfType("assignment")) {
     const name = a?.childForFieldName("left");
-    const path = a && name?.type === "identifier" ? loadedPath(model, a.childForFieldName("right")) : null;
-    if (!path) continue;
+    const loaded = a && name?.type === "identifier" ? loadedPath(model, a.childForFieldName("right")) : null;
+    // An option's default is what a run without the option loads: a launch of the file may pass it.
+    if (!loaded || (loaded.option && (ctx.launchNodes?.length || project.documentedPythonLaunches?.().length)))
+      continue;
     const calls = judgedCalls(model, name!, project.callableKeyedDeviceParams.bind(project));
     if (!calls?.length) continue;
-    const text = project.projectText(path);
+    const text = project.projectText(loaded.path);
     if (text === null) continue;
     for (const { call, arg, path: callee, use } of calls) {
       const entry = yamlEntry(text, use.key);
@@ -59,21 +63,38 @@ export function loadedConfigOrdinals(ctx: RuleContext): ConfigOrdinal[] {
             : null;
       if (ordinal === null || !Number.isSafeInteger(ordinal) || ordinal < 0) continue;
       const fn = call.childForFieldName("function")!.text;
-      out.push({ node: arg, ordinal, file: path, key: use.key, line: entry.line, callee: fn, path: callee, use });
+      out.push({
+        node: arg,
+        ordinal,
+        file: loaded.path,
+        option: loaded.option,
+        key: use.key,
+        line: entry.line,
+        callee: fn,
+        path: callee,
+        use,
+      });
     }
   }
   return out;
 }
 
-/** The literal path of `OmegaConf.load("x.yaml")`, `yaml.safe_load(open("x.yaml"))` or of a `with open("x.yaml") as f` read, or null. */
-function loadedPath(model: ModuleModel, n: SyntaxNode | null): string | null {
+/**
+ * The path of `OmegaConf.load("x.yaml")`, `yaml.safe_load(open("x.yaml"))` or of a `with open("x.yaml") as f`
+ * read: a string literal, or an argparse option's plain-string default (`open(args.config)`,
+ * launch/script.ts `argparseDefaultOf`), with the option; null for anything else.
+ */
+function loadedPath(model: ModuleModel, n: SyntaxNode | null): { path: string; option: string | null } | null {
   if (n?.type !== "call" || !LOADERS.has(calleePath(model, n) ?? "")) return null;
   let src: SyntaxNode | undefined = callArgs(n).positional[0];
   if (src?.type === "identifier") src = withOpened(src) ?? undefined;
   else if (src?.type === "call" && src.childForFieldName("function")?.text === "open")
     src = callArgs(src).positional[0];
-  const path = src?.type === "string" ? stringValue(src) : null;
-  return path && /\.ya?ml$/.test(path) && !path.includes("{") ? path : null;
+  const fallback =
+    src?.type === "attribute" && !model.text.includes("set_defaults") ? argparseDefaultOf(model, src) : null;
+  const path = src?.type === "string" ? stringValue(src) : (fallback?.text ?? null);
+  if (!path || !/\.ya?ml$/.test(path) || path.includes("{")) return null;
+  return { path, option: fallback ? `${fallback.option}, line ${fallback.line}` : null };
 }
 
 /** The path argument of the `with open(PATH) as f` that binds identifier `f`, or null. */
