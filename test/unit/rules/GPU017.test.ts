@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { lintCode } from "../support/helpers";
 import { lintPython } from "../../../server/src/engine/lint";
 import { ProjectIndex, lookupOptions } from "../../../server/src/engine/python/project";
+import { clearSlurmLaunchCache } from "../../../server/src/engine/slurmLaunch";
 import { fixtureTests } from "./fixtureCheck";
 
 const TWO_H200 = {
@@ -118,4 +119,37 @@ test("GPU017 (preview) follows a YAML config loaded with a literal path into ano
   const [o] = lint(option);
   assert.match(o.message, /^cfg\.yaml \(the default of --config, line 6\) sets gpu to 1 \(line 2\)/);
   assert.deepEqual(lint(option.replace("args = p", 'p.set_defaults(config="x.yaml")\nargs = p')), []);
+});
+
+test("GPU017 (preview) follows the argparse namespace into another module's function: the option's default", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu017-args-"));
+  mkdirSync(join(dir, ".git"));
+  writeFileSync(
+    join(dir, "engine.py"),
+    "import torch\n\n\ndef run(opts):\n    torch.cuda.set_device(opts.gpu)\n\n\ndef tuned(opts):\n    setup(opts)\n    torch.cuda.set_device(opts.gpu)\n",
+  );
+  const main =
+    'import argparse\nimport engine\n\np = argparse.ArgumentParser()\np.add_argument("--gpu", type=int, default=1)\nargs = p.parse_args()\nengine.run(args)\n';
+  writeFileSync(join(dir, "main.py"), main);
+  const lint = (text: string) => {
+    clearSlurmLaunchCache(); // folder listings are kept 5 s
+    const project = new ProjectIndex().lookupFor(join(dir, "main.py"), lookupOptions({}));
+    const r = lintPython(text, { project, select: ["GPU017"], preview: true, machine: { gpuCount: 1, uuids: [] } });
+    r.tree?.delete();
+    return r.diagnostics;
+  };
+  const [d, ...rest] = lint(main);
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 6);
+  assert.match(
+    d.message,
+    /^the default of --gpu is 1 \(line 5: a run without --gpu\), and engine\.run\(\) uses opts\.gpu in torch\.cuda\.set_device\(\) \(engine\.py:5\)/,
+  );
+  // The callee hands the namespace on before the use, the caller changes it, or hands it elsewhere: silent.
+  assert.deepEqual(lint(main.replace("engine.run", "engine.tuned")), []);
+  assert.deepEqual(lint(main.replace("engine.run(args)", "args.gpu = 0\nengine.run(args)")), []);
+  assert.deepEqual(lint(main.replace("engine.run(args)", "prepare(args)\nengine.run(args)")), []);
+  // A launch of the file documented next to it may pass --gpu.
+  writeFileSync(join(dir, "README.md"), "Run:\n\n```bash\npython main.py --gpu 0\n```\n");
+  assert.deepEqual(lint(main), []);
 });

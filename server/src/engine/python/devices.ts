@@ -338,12 +338,16 @@ export interface KeyedDeviceParam extends DeviceParam {
  * slots of nested functions.
  * @param slots the module's device slots (computed once per module by the caller)
  */
-export function keyedDeviceParams(def: SyntaxNode, slots: readonly DeviceSlot[]): KeyedDeviceParam[] {
+export function keyedDeviceParams(
+  def: SyntaxNode,
+  slots: readonly DeviceSlot[],
+  scope: SyntaxNode = def,
+): KeyedDeviceParam[] {
   const params = positionalParams(def);
   const body = def.childForFieldName("body");
   if (!body || !params.some(Boolean)) return [];
   const rebound = namesBoundIn(def);
-  const targets = assignedTexts(def);
+  const targets = assignedTexts(scope);
   // `self.X = param`, the attribute's one assignment in `def`.
   const kept = new Map<string, { param: string; end: number } | null>();
   for (const a of body.descendantsOfType("assignment")) {
@@ -376,6 +380,18 @@ export function keyedDeviceParams(def: SyntaxNode, slots: readonly DeviceSlot[])
       const k = kept.get(base.text);
       param = k && k.end <= o.startIndex && !rebound.has(k.param) ? k.param : null;
     }
+    // `self.X`: mentions in the constructor, and in the whole class where the constructor calls a
+    // method of its own before the slot (it may change the entry).
+    const selfCall = body
+      .descendantsOfType("call")
+      .some(
+        (c) =>
+          c!.startIndex < o.startIndex &&
+          c!.childForFieldName("function")?.childForFieldName("object")?.text === params[0] &&
+          c!.childForFieldName("function")?.type === "attribute",
+      );
+    const aliasScope = selfCall ? scope : body;
+    if (param && (!onlyRead(body, param) || (base.type === "attribute" && !onlyRead(aliasScope, base.text)))) continue;
     const index = param ? params.indexOf(param) : -1;
     if (index > 0 || (index === 0 && params[0] !== "self"))
       if (!out.some((d) => d.index === index && d.key === key))
@@ -399,6 +415,54 @@ export function constructorOf(cls: SyntaxNode): SyntaxNode | undefined {
     if (def?.type === "function_definition" && def.childForFieldName("name")?.text === "__init__") return def;
   }
   return undefined;
+}
+
+/**
+ * Whether every mention of `name` (an identifier, or `self.X`) in `scope` reads an entry of it
+ * (`name.x`, `name["x"]`, not a method called on it nor an assignment's target), is printed or
+ * logged, or is kept as it is (`self.X = name`): no call gets it to change it.
+ */
+function onlyRead(scope: SyntaxNode, name: string): boolean {
+  const type = name.includes(".") ? "attribute" : "identifier";
+  for (const ref of scope.descendantsOfType(type)) {
+    if (!ref || ref.text !== name) continue;
+    const parent = ref.parent;
+    if (!parent) return false;
+    // `x.cfg` and `f(cfg=...)` name no variable.
+    if (parent.type === "attribute" && parent.childForFieldName("attribute")?.id === ref.id) continue;
+    if (parent.type === "keyword_argument" && parent.childForFieldName("name")?.id === ref.id) continue;
+    if (parent.type === "assignment") {
+      if (parent.childForFieldName("right")?.id === ref.id && parent.childForFieldName("left")?.type === "attribute")
+        continue;
+      if (parent.childForFieldName("left")?.id === ref.id && type === "attribute") continue;
+      return false;
+    }
+    const entry =
+      (parent.type === "attribute" && parent.childForFieldName("object")?.id === ref.id) ||
+      (parent.type === "subscript" && parent.childForFieldName("value")?.id === ref.id);
+    if (entry) {
+      const method = parent.type === "attribute" ? parent.childForFieldName("attribute")?.text : "";
+      const called = parent.parent?.type === "call" && parent.parent.childForFieldName("function")?.id === parent.id;
+      if (called && !/^(get|keys|items|values|copy)$/.test(method ?? "")) return false;
+      if (isAssigned(parent)) return false;
+      continue;
+    }
+    const call = parent.type === "argument_list" ? parent.parent : null;
+    const fn = call?.childForFieldName("function")?.text ?? "";
+    if (fn === "print" || /^(logging|logger|self\.logger|log)\.\w+$/.test(fn)) continue;
+    return false;
+  }
+  return true;
+}
+
+/** Whether `n` is (part of) an assignment's target, or deleted. */
+function isAssigned(n: SyntaxNode): boolean {
+  for (let c: SyntaxNode = n, p = n.parent; p; c = p, p = p.parent) {
+    if (p.type === "assignment" || p.type === "augmented_assignment") return p.childForFieldName("left")?.id === c.id;
+    if (p.type === "delete_statement") return true;
+    if (p.type === "expression_statement" || p.type === "block") return false;
+  }
+  return false;
 }
 
 /** The function or lambda that holds `n`, or null. */

@@ -1253,7 +1253,7 @@ function moduleValues(tree: ModuleTrees, text: string, options: BaseOptions): Mo
   }
   for (const [name, cls] of model.classes) {
     const init = slots.length && !model.functions.has(name) ? constructorOf(cls) : undefined;
-    const keyed = init ? keyedDeviceParams(init, slots).map((d) => ({ ...d, index: d.index - 1 })) : [];
+    const keyed = init ? keyedDeviceParams(init, slots, cls).map((d) => ({ ...d, index: d.index - 1 })) : [];
     if (keyed.length) out.keyed.set(name, keyed);
   }
   return out;

@@ -4,79 +4,100 @@ import type { SyntaxNode } from "../../python/parser";
 import { stringValue } from "../../python/parser";
 import type { RuleContext } from "../../rule";
 import { callArgs, calleePath } from "./py";
-import { argparseDefaultOf } from "../../launch/script";
+import { argparseDefaultOf, argparseOptionDefault } from "../../launch/script";
 
 /** The loaders whose result is the YAML file's mapping as written (no defaults merged in). */
 const LOADERS = new Set(["omegaconf.OmegaConf.load", "yaml.safe_load", "yaml.load", "yaml.full_load"]);
 
-/** A device ordinal that a YAML config file loaded with a literal path hands to a project function. */
+/** A device ordinal that a YAML config file loaded by the module, or its argparse namespace, hands to a project function. */
 export interface ConfigOrdinal {
-  /** The argument that passes the loaded config. */
+  /** The argument that passes the config (or namespace). */
   node: SyntaxNode;
   ordinal: number;
-  /** The config file as written in the code (or as an option's default: `--config, line 4`), the key and its 1-based line there. */
-  file: string;
-  option: string | null;
-  key: string;
-  line: number;
+  /** Where the value comes from, for messages: `cfg.yaml sets gpu to 1 (line 2)`. */
+  origin: string;
   /** The callee as written, its dotted path, and its use of the entry. */
   callee: string;
   path: string;
   use: KeyedDeviceUse;
 }
 
+/** Where a name's entries come from: a YAML file's text (its path as written, or an option's default), or the module's argparse options. */
+type Source = { text: string; file: string; option: string | null } | "options";
+
 /**
  * The device ordinals that YAML configs loaded by the module hand to project functions: a name bound
  * once to `OmegaConf.load("cfg.yaml")`, `yaml.safe_load(open("cfg.yaml"))` (or `yaml.load`,
  * `yaml.full_load`; also a file opened by `with open("cfg.yaml") as f`), the path a string literal
- * relative to the module's folder, passed as it is to a function or class of another project module
- * that uses one of its entries as a device ordinal (ProjectLookup.callableKeyedDeviceParams:
- * `f"cuda:{self.args['gpu_number']}"`), where the file's top-level key holds an integer (or a string
- * of digits, where the use converts it or builds a device string). Silent where the name is used in
- * any other way than reading its entries and passing it to such calls (printing aside): a call may
- * change the config (`OmegaConf.merge`, a helper assigning `cfg.gpu`), as may an assignment.
+ * relative to the module's folder (or an option's plain-string default), passed as it is to a
+ * function or class of another project module that uses one of its entries as a device ordinal
+ * (ProjectLookup.callableKeyedDeviceParams: `f"cuda:{self.args['gpu_number']}"`), where the file's
+ * top-level key holds an integer (or a string of digits, where the use converts it or builds a
+ * device string). Also the module's argparse namespace (`args = parser.parse_args()`) passed so,
+ * the option's default for an attribute use (`set_device(args.gpu)`: launch/script.ts
+ * `argparseOptionDefault`). Silent where the name is used in any other way than reading its entries
+ * and passing it to such calls (printing aside): a call may change the config (`OmegaConf.merge`, a
+ * helper assigning `cfg.gpu`), as may an assignment; for an option's default, also where a script
+ * or document of the project starts the module (it may pass the option).
  */
 export function loadedConfigOrdinals(ctx: RuleContext): ConfigOrdinal[] {
   const project = ctx.project;
   const model = ctx.model;
   if (!project?.callableKeyedDeviceParams || !project.projectText) return [];
-  if (!model.text.includes("load") || !/yaml|OmegaConf/.test(model.text)) return [];
+  const yaml = model.text.includes("load") && /yaml|OmegaConf/.test(model.text);
+  if (!yaml && !model.text.includes("parse_args")) return [];
+  const launched = () => !!(ctx.launchNodes?.length || project.documentedPythonLaunches?.().length);
   const out: ConfigOrdinal[] = [];
   for (const a of model.nodesOfType("assignment")) {
     const name = a?.childForFieldName("left");
-    const loaded = a && name?.type === "identifier" ? loadedPath(model, a.childForFieldName("right")) : null;
-    // An option's default is what a run without the option loads: a launch of the file may pass it.
-    if (!loaded || (loaded.option && (ctx.launchNodes?.length || project.documentedPythonLaunches?.().length)))
-      continue;
-    const calls = judgedCalls(model, name!, project.callableKeyedDeviceParams.bind(project));
+    const right = a?.childForFieldName("right");
+    if (!a || name?.type !== "identifier" || right?.type !== "call") continue;
+    const fn = right.childForFieldName("function");
+    const parsed = fn?.type === "attribute" && fn.childForFieldName("attribute")?.text === "parse_args";
+    const loaded = yaml && !parsed ? loadedPath(model, right) : null;
+    // An option's default is what a run without the option gives: a launch of the file may pass it.
+    if ((!parsed && !loaded) || ((parsed || loaded?.option) && launched())) continue;
+    const calls = judgedCalls(model, name, project.callableKeyedDeviceParams.bind(project));
     if (!calls?.length) continue;
-    const text = project.projectText(loaded.path);
-    if (text === null) continue;
-    for (const { call, arg, path: callee, use } of calls) {
-      const entry = yamlEntry(text, use.key);
-      if (!entry) continue;
-      const ordinal =
-        typeof entry.value === "number"
-          ? entry.value
-          : use.converts && /^\d+$/.test(entry.value)
-            ? Number(entry.value)
-            : null;
-      if (ordinal === null || !Number.isSafeInteger(ordinal) || ordinal < 0) continue;
-      const fn = call.childForFieldName("function")!.text;
-      out.push({
-        node: arg,
-        ordinal,
-        file: loaded.path,
-        option: loaded.option,
-        key: use.key,
-        line: entry.line,
-        callee: fn,
-        path: callee,
-        use,
-      });
+    const text = loaded ? project.projectText(loaded.path) : null;
+    if (loaded && text === null) continue;
+    const source: Source = loaded ? { text: text!, file: loaded.path, option: loaded.option } : "options";
+    for (const { call, arg, path, use } of calls) {
+      const v = entryOf(model, source, use);
+      if (v)
+        out.push({
+          node: arg,
+          ordinal: v.ordinal,
+          origin: v.origin,
+          callee: call.childForFieldName("function")!.text,
+          path,
+          use,
+        });
     }
   }
   return out;
+}
+
+/** The ordinal that `source` gives `use`'s entry, with where it comes from; null where unknown or not an ordinal. */
+function entryOf(model: ModuleModel, source: Source, use: KeyedDeviceUse): { ordinal: number; origin: string } | null {
+  let value: number | string;
+  let origin: (ordinal: number) => string;
+  if (source === "options") {
+    const d = use.subscript ? null : argparseOptionDefault(model, use.key);
+    if (!d) return null;
+    value = d.integer ? Number(d.text) : d.text.trim();
+    origin = (o) => `the default of ${d.option} is ${o} (line ${d.line}: a run without ${d.option})`;
+  } else {
+    const entry = yamlEntry(source.text, use.key);
+    if (!entry) return null;
+    value = entry.value;
+    const file = source.option ? `${source.file} (the default of ${source.option})` : source.file;
+    origin = (o) => `${file} sets ${use.key} to ${o} (line ${entry.line})`;
+  }
+  const ordinal = typeof value === "number" ? value : use.converts && /^\d+$/.test(value) ? Number(value) : null;
+  return ordinal !== null && Number.isSafeInteger(ordinal) && ordinal >= 0
+    ? { ordinal, origin: origin(ordinal) }
+    : null;
 }
 
 /**
