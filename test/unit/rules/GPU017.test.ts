@@ -153,3 +153,31 @@ test("GPU017 (preview) follows the argparse namespace into another module's func
   writeFileSync(join(dir, "README.md"), "Run:\n\n```bash\npython main.py --gpu 0\n```\n");
   assert.deepEqual(lint(main), []);
 });
+
+test("GPU017 (preview) compares a YAML list of ids that another module's function hands to DataParallel", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu017-yaml-ids-"));
+  writeFileSync(join(dir, "cfg.yaml"), "seed: 1\ngpu_ids: [0, 1, 2]\n");
+  writeFileSync(
+    join(dir, "nets.py"),
+    "import torch.nn as nn\n\n\ndef wrap(net, cfg):\n    return nn.DataParallel(net, device_ids=cfg['gpu_ids'])\n",
+  );
+  const main =
+    'import yaml\nimport torch.nn as nn\nfrom nets import wrap\n\ncfg = yaml.safe_load(open("cfg.yaml"))\nnet = wrap(nn.Linear(1, 1), cfg)\n';
+  const lint = (gpuCount: number) => {
+    const project = new ProjectIndex().lookupFor(join(dir, "main.py"), lookupOptions({}));
+    const r = lintPython(main, { project, select: ["GPU017"], preview: true, machine: { gpuCount, uuids: [] } });
+    r.tree?.delete();
+    return r.diagnostics;
+  };
+  const [d, ...rest] = lint(2);
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 5);
+  assert.equal(
+    d.message,
+    'cfg.yaml sets gpu_ids to [0, 1, 2] (line 2), and wrap() uses cfg["gpu_ids"] in DataParallel(device_ids=…) (nets.py:5), but this machine has 2 GPUs (ordinals 0..1): device 2 does not exist (DataParallel: Invalid device id)',
+  );
+  assert.deepEqual(lint(3), []);
+  // A list element is no ordinal for a single-device use, nor a number for a list use.
+  writeFileSync(join(dir, "cfg.yaml"), "seed: 1\ngpu_ids: 2\n");
+  assert.deepEqual(lint(2), []);
+});

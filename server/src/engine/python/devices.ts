@@ -204,6 +204,27 @@ function splattedDeviceMap(model: Pick<ModuleModel, "nodesOfType">, call: Syntax
 export interface DeviceSlot {
   ordinal: SyntaxNode;
   form: string;
+  /** The node is a list of ordinals ({@link deviceIdLists}), not one. */
+  list?: boolean;
+}
+
+/**
+ * The lists of device ids the module hands to `DataParallel` / `DistributedDataParallel` as a value
+ * that is no list written out (`device_ids=cfg.gpu_ids`, or DataParallel's second argument).
+ */
+export function deviceIdLists(model: ModuleModel): DeviceSlot[] {
+  const out: DeviceSlot[] = [];
+  if (!model.text.includes("DataParallel")) return out;
+  for (const call of model.nodesOfType("call")) {
+    const path = call ? (calleePath(model, call) ?? "") : "";
+    const m = /(^|\.)((Distributed)?DataParallel)$/.exec(path);
+    if (!m) continue;
+    const { positional, keywords } = callArgs(call!);
+    const ids = keywords.get("device_ids") ?? (m[2] === "DataParallel" ? positional[1] : undefined);
+    if (ids && ids.type !== "list" && ids.type !== "tuple")
+      out.push({ ordinal: ids, form: `${m[2]}(device_ids=…)`, list: true });
+  }
+  return out;
 }
 
 /**
@@ -328,6 +349,8 @@ export interface KeyedDeviceParam extends DeviceParam {
   subscript: boolean;
   /** The slot converts the value or builds a device string around it (a string `"1"` is then an ordinal). */
   converts: boolean;
+  /** The entry is a list of ids (`DataParallel(device_ids=cfg.gpu_ids)`). */
+  list: boolean;
 }
 
 /**
@@ -362,8 +385,8 @@ export function keyedDeviceParams(
     if (slot.ordinal.startIndex < body.startIndex || slot.ordinal.endIndex > body.endIndex) continue;
     if (enclosingDef(slot.ordinal)?.id !== def.id) continue;
     let o: SyntaxNode | null = slot.ordinal;
-    const converts = o.type === "call" || slot.form.includes('"cuda');
-    if (o.type === "call" && o.childForFieldName("function")?.text === "int")
+    const converts = !slot.list && (o.type === "call" || slot.form.includes('"cuda'));
+    if (!slot.list && o.type === "call" && o.childForFieldName("function")?.text === "int")
       o = o.childForFieldName("arguments")?.namedChildren[0] ?? null;
     const subscript = o?.type === "subscript";
     const base = subscript
@@ -403,6 +426,7 @@ export function keyedDeviceParams(
           key,
           subscript,
           converts,
+          list: !!slot.list,
         });
   }
   return out;

@@ -95,6 +95,8 @@ export interface KeyedDeviceUse {
   subscript: boolean;
   /** The use converts the value or builds a device string around it. */
   converts: boolean;
+  /** The entry is a list of ids (`DataParallel(device_ids=cfg.gpu_ids)`). */
+  list: boolean;
   form: string;
   /** `rnn_trainer.py:15`, relative to the asking file's folder. */
   where: string;

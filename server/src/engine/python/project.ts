@@ -46,6 +46,7 @@ import {
 import { RankFlow } from "./rankFlow";
 import {
   constructorOf,
+  deviceIdLists,
   deviceParams,
   deviceSlots,
   keyedDeviceParams,
@@ -1231,6 +1232,8 @@ function moduleValues(tree: ModuleTrees, text: string, options: BaseOptions): Mo
   const model: ModuleModel = buildModel(tree, text, { ...options });
   const flow = RANK_WORDS.some((w) => text.includes(w)) ? new RankFlow(model) : null;
   const slots = deviceSlots(model);
+  // Entries of a config may also be lists of ids handed to DataParallel.
+  const keyedSlots = [...slots, ...deviceIdLists(model)];
   for (const [name, def] of model.functions) {
     const tuple = flow?.returnedTuple(def);
     if (tuple && !tuple.every((o) => o.kind === "unknown")) {
@@ -1248,12 +1251,12 @@ function moduleValues(tree: ModuleTrees, text: string, options: BaseOptions): Mo
       });
     const params = slots.length ? deviceParams(def, slots) : [];
     if (params.length) out.params.set(name, params);
-    const keyed = slots.length ? keyedDeviceParams(def, slots) : [];
+    const keyed = keyedSlots.length ? keyedDeviceParams(def, keyedSlots) : [];
     if (keyed.length) out.keyed.set(name, keyed);
   }
   for (const [name, cls] of model.classes) {
-    const init = slots.length && !model.functions.has(name) ? constructorOf(cls) : undefined;
-    const keyed = init ? keyedDeviceParams(init, slots, cls).map((d) => ({ ...d, index: d.index - 1 })) : [];
+    const init = keyedSlots.length && !model.functions.has(name) ? constructorOf(cls) : undefined;
+    const keyed = init ? keyedDeviceParams(init, keyedSlots, cls).map((d) => ({ ...d, index: d.index - 1 })) : [];
     if (keyed.length) out.keyed.set(name, keyed);
   }
   return out;

@@ -1,4 +1,4 @@
-import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
+import { isMap, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
 import type { KeyedDeviceUse, ModuleModel } from "../../python/model";
 import type { SyntaxNode } from "../../python/parser";
 import { stringValue } from "../../python/parser";
@@ -13,7 +13,8 @@ const LOADERS = new Set(["omegaconf.OmegaConf.load", "yaml.safe_load", "yaml.loa
 export interface ConfigOrdinal {
   /** The argument that passes the config (or namespace). */
   node: SyntaxNode;
-  ordinal: number;
+  /** The ids it gives (one ordinal, or DataParallel's list). */
+  ids: number[];
   /** Where the value comes from, for messages: `cfg.yaml sets gpu to 1 (line 2)`. */
   origin: string;
   /** The callee as written, its dotted path, and its use of the entry. */
@@ -67,7 +68,7 @@ export function loadedConfigOrdinals(ctx: RuleContext): ConfigOrdinal[] {
       if (v)
         out.push({
           node: arg,
-          ordinal: v.ordinal,
+          ids: v.ids,
           origin: v.origin,
           callee: call.childForFieldName("function")!.text,
           path,
@@ -78,12 +79,12 @@ export function loadedConfigOrdinals(ctx: RuleContext): ConfigOrdinal[] {
   return out;
 }
 
-/** The ordinal that `source` gives `use`'s entry, with where it comes from; null where unknown or not an ordinal. */
-function entryOf(model: ModuleModel, source: Source, use: KeyedDeviceUse): { ordinal: number; origin: string } | null {
-  let value: number | string;
-  let origin: (ordinal: number) => string;
+/** The ordinals that `source` gives `use`'s entry (one, or a list for DataParallel), with where they come from; null where unknown or no ordinals. */
+function entryOf(model: ModuleModel, source: Source, use: KeyedDeviceUse): { ids: number[]; origin: string } | null {
+  let value: number | string | number[];
+  let origin: (shown: string) => string;
   if (source === "options") {
-    const d = use.subscript ? null : argparseOptionDefault(model, use.key);
+    const d = use.subscript || use.list ? null : argparseOptionDefault(model, use.key);
     if (!d) return null;
     value = d.integer ? Number(d.text) : d.text.trim();
     origin = (o) => `the default of ${d.option} is ${o} (line ${d.line}: a run without ${d.option})`;
@@ -94,9 +95,11 @@ function entryOf(model: ModuleModel, source: Source, use: KeyedDeviceUse): { ord
     const file = source.option ? `${source.file} (the default of ${source.option})` : source.file;
     origin = (o) => `${file} sets ${use.key} to ${o} (line ${entry.line})`;
   }
+  if (use.list !== Array.isArray(value)) return null;
+  if (Array.isArray(value)) return { ids: value, origin: origin(`[${value.join(", ")}]`) };
   const ordinal = typeof value === "number" ? value : use.converts && /^\d+$/.test(value) ? Number(value) : null;
   return ordinal !== null && Number.isSafeInteger(ordinal) && ordinal >= 0
-    ? { ordinal, origin: origin(ordinal) }
+    ? { ids: [ordinal], origin: origin(String(ordinal)) }
     : null;
 }
 
@@ -191,15 +194,22 @@ function isTarget(n: SyntaxNode): boolean {
 }
 
 /** The top-level `key`'s scalar (an integer or a string) in the YAML file's one document, with its 1-based line; null for anything else. */
-function yamlEntry(text: string, key: string): { value: number | string; line: number } | null {
+function yamlEntry(text: string, key: string): { value: number | string | number[]; line: number } | null {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines });
   if (doc.errors.length || !isMap(doc.contents)) return null;
   const pairs = doc.contents.items.filter((p) => isScalar(p.key) && String(p.key.value) === key);
-  if (pairs.length !== 1 || !isScalar(pairs[0].value)) return null;
-  const v = pairs[0].value.value;
+  if (pairs.length !== 1) return null;
   const at = (pairs[0].key as { range?: [number, number, number] }).range?.[0] ?? 0;
   const line = lines.linePos(at).line;
+  // A list of ids: plain non-negative integers only.
+  const seq = pairs[0].value;
+  if (isSeq(seq)) {
+    const ids = seq.items.map((i) => (isScalar(i) && Number.isSafeInteger(i.value) ? (i.value as number) : -1));
+    return ids.length && ids.every((i) => i >= 0) ? { value: ids, line } : null;
+  }
+  if (!isScalar(pairs[0].value)) return null;
+  const v = pairs[0].value.value;
   if (typeof v === "number" && Number.isInteger(v)) return { value: v, line };
   return typeof v === "string" ? { value: v.trim(), line } : null;
 }
