@@ -177,6 +177,14 @@ test("GPU017 (preview) compares a YAML list of ids that another module's functio
     'cfg.yaml sets gpu_ids to [0, 1, 2] (line 2), and wrap() uses cfg["gpu_ids"] in DataParallel(device_ids=…) (nets.py:5), but this machine has 2 GPUs (ordinals 0..1): device 2 does not exist (DataParallel: Invalid device id)',
   );
   assert.deepEqual(lint(3), []);
+  // A section of the config handed over (`cfg["model"]`): its key under that section.
+  writeFileSync(join(dir, "cfg.yaml"), "seed: 1\nmodel:\n  depth: 2\n  gpu_ids: [0, 2]\n");
+  const section = main.replace("wrap(nn.Linear(1, 1), cfg)", 'wrap(nn.Linear(1, 1), cfg["model"])');
+  const project = new ProjectIndex().lookupFor(join(dir, "main.py"), lookupOptions({}));
+  const r = lintPython(section, { project, select: ["GPU017"], preview: true, machine: { gpuCount: 2, uuids: [] } });
+  r.tree?.delete();
+  assert.equal(r.diagnostics.length, 1);
+  assert.match(r.diagnostics[0].message, /^cfg\.yaml sets model\.gpu_ids to \[0, 2\] \(line 4\)/);
   // A list element is no ordinal for a single-device use, nor a number for a list use.
   writeFileSync(join(dir, "cfg.yaml"), "seed: 1\ngpu_ids: 2\n");
   assert.deepEqual(lint(2), []);

@@ -1,4 +1,4 @@
-import { isMap, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Pair } from "yaml";
 import type { KeyedDeviceUse, ModuleModel } from "../../python/model";
 import type { SyntaxNode } from "../../python/parser";
 import { stringValue } from "../../python/parser";
@@ -63,8 +63,8 @@ export function loadedConfigOrdinals(ctx: RuleContext): ConfigOrdinal[] {
     const text = loaded ? project.projectText(loaded.path) : null;
     if (loaded && text === null) continue;
     const source: Source = loaded ? { text: text!, file: loaded.path, option: loaded.option } : "options";
-    for (const { call, arg, path, use } of calls) {
-      const v = entryOf(model, source, use);
+    for (const { call, arg, path, prefix, use } of calls) {
+      const v = entryOf(model, source, prefix, use);
       if (v)
         out.push({
           node: arg,
@@ -80,20 +80,26 @@ export function loadedConfigOrdinals(ctx: RuleContext): ConfigOrdinal[] {
 }
 
 /** The ordinals that `source` gives `use`'s entry (one, or a list for DataParallel), with where they come from; null where unknown or no ordinals. */
-function entryOf(model: ModuleModel, source: Source, use: KeyedDeviceUse): { ids: number[]; origin: string } | null {
+function entryOf(
+  model: ModuleModel,
+  source: Source,
+  prefix: readonly string[],
+  use: KeyedDeviceUse,
+): { ids: number[]; origin: string } | null {
   let value: number | string | number[];
   let origin: (shown: string) => string;
   if (source === "options") {
-    const d = use.subscript || use.list ? null : argparseOptionDefault(model, use.key);
+    const d = use.subscript || use.list || prefix.length ? null : argparseOptionDefault(model, use.key);
     if (!d) return null;
     value = d.integer ? Number(d.text) : d.text.trim();
     origin = (o) => `the default of ${d.option} is ${o} (line ${d.line}: a run without ${d.option})`;
   } else {
-    const entry = yamlEntry(source.text, use.key);
+    const keys = [...prefix, use.key];
+    const entry = yamlEntry(source.text, keys);
     if (!entry) return null;
     value = entry.value;
     const file = source.option ? `${source.file} (the default of ${source.option})` : source.file;
-    origin = (o) => `${file} sets ${use.key} to ${o} (line ${entry.line})`;
+    origin = (o) => `${file} sets ${keys.join(".")} to ${o} (line ${entry.line})`;
   }
   if (use.list !== Array.isArray(value)) return null;
   if (Array.isArray(value)) return { ids: value, origin: origin(`[${value.join(", ")}]`) };
@@ -139,43 +145,66 @@ function withOpened(f: SyntaxNode): SyntaxNode | null {
   return null;
 }
 
+/** A call of a project function that gets a config (or one of its sections: `prefix`, `cfg["train"]`) whose entry it uses as a device ordinal. */
+interface JudgedCall {
+  call: SyntaxNode;
+  arg: SyntaxNode;
+  path: string;
+  prefix: string[];
+  use: KeyedDeviceUse;
+}
+
 /**
- * The calls of project functions that take `name` (bound once, by this assignment) as an argument
- * whose entries they use as a device ordinal, each with its use; null where `name` is used any other
- * way than reading its entries, printing it or passing it to project calls.
+ * The calls of project functions that take `name` (bound once, by this assignment), or a section of
+ * it (`name["train"]`), as an argument whose entries they use as a device ordinal, each with its
+ * use; null where `name` is used any other way than reading its entries, printing it or passing it
+ * (or a section) to project calls.
  */
 function judgedCalls(
   model: ModuleModel,
   name: SyntaxNode,
   keyed: (path: string) => ReadonlyArray<KeyedDeviceUse> | null,
-): Array<{ call: SyntaxNode; arg: SyntaxNode; path: string; use: KeyedDeviceUse }> | null {
-  const out: Array<{ call: SyntaxNode; arg: SyntaxNode; path: string; use: KeyedDeviceUse }> = [];
+): JudgedCall[] | null {
+  const out: JudgedCall[] = [];
+  /** `node` as an argument of a call: false where the call is no project function (it may change the config). */
+  const asArgument = (node: SyntaxNode, prefix: string[]): boolean => {
+    const parent = node.parent!;
+    const call = parent.type === "argument_list" ? parent.parent : parent.parent?.parent;
+    if (
+      call?.type !== "call" ||
+      (parent.type === "keyword_argument" && parent.childForFieldName("value")?.id !== node.id)
+    )
+      return false;
+    if (call.childForFieldName("function")!.text === "print") return true;
+    const path = calleePath(model, call);
+    const uses = path?.includes(".") ? keyed(path) : null;
+    if (!uses) return false;
+    const { positional, keywords } = callArgs(call);
+    for (const use of uses) {
+      const arg = keywords.get(use.name) ?? positional[use.index];
+      if (arg?.id === node.id) out.push({ call, arg, path: path!, prefix, use });
+    }
+    return true;
+  };
+  const passed = (n: SyntaxNode | null) => n?.type === "argument_list" || n?.type === "keyword_argument";
   for (const ref of model.nodesOfType("identifier")) {
     if (!ref || ref.text !== name.text || ref.id === name.id) continue;
     const parent = ref.parent;
     if (!parent) return null;
-    // `cfg.x` / `cfg["x"]` read (not assigned, not a method called on it).
+    // `cfg.x` / `cfg["x"]` read (not assigned, not a method called on it); `f(cfg["train"])` hands a section on.
     if (
       (parent.type === "attribute" && parent.childForFieldName("object")?.id === ref.id) ||
       parent.type === "subscript"
     ) {
       if (parent.type === "subscript" && parent.childForFieldName("value")?.id !== ref.id) continue;
       if (isTarget(parent) || parent.parent?.type === "call") return null;
+      const key = parent.type === "subscript" ? stringValue(parent.childForFieldName("subscript")) : null;
+      if (key !== null && passed(parent.parent) && !asArgument(parent, [key])) return null;
+      if (key === null && passed(parent.parent)) return null;
       continue;
     }
-    if (parent.type === "argument_list" || parent.type === "keyword_argument") {
-      const call = parent.type === "argument_list" ? parent.parent : parent.parent?.parent;
-      if (call?.type !== "call") return null;
-      const fn = call.childForFieldName("function")!;
-      if (fn.text === "print") continue;
-      const path = calleePath(model, call);
-      const uses = path?.includes(".") ? keyed(path) : null;
-      if (!uses) return null;
-      const { positional, keywords } = callArgs(call);
-      for (const use of uses) {
-        const arg = keywords.get(use.name) ?? positional[use.index];
-        if (arg?.id === ref.id) out.push({ call, arg, path: path!, use });
-      }
+    if (passed(parent)) {
+      if (!asArgument(ref, [])) return null;
       continue;
     }
     return null;
@@ -194,12 +223,18 @@ function isTarget(n: SyntaxNode): boolean {
 }
 
 /** The top-level `key`'s scalar (an integer or a string) in the YAML file's one document, with its 1-based line; null for anything else. */
-function yamlEntry(text: string, key: string): { value: number | string | number[]; line: number } | null {
+function yamlEntry(text: string, keys: readonly string[]): { value: number | string | number[]; line: number } | null {
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines });
-  if (doc.errors.length || !isMap(doc.contents)) return null;
-  const pairs = doc.contents.items.filter((p) => isScalar(p.key) && String(p.key.value) === key);
-  if (pairs.length !== 1) return null;
+  if (doc.errors.length) return null;
+  let map: unknown = doc.contents;
+  let pairs: Pair[] = [];
+  for (const key of keys) {
+    if (!isMap(map)) return null;
+    pairs = (map.items as Pair[]).filter((p) => isScalar(p.key) && String(p.key.value) === key);
+    if (pairs.length !== 1) return null;
+    map = pairs[0].value;
+  }
   const at = (pairs[0].key as { range?: [number, number, number] }).range?.[0] ?? 0;
   const line = lines.linePos(at).line;
   // A list of ids: plain non-negative integers only.
