@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { lintCode } from "../support/helpers";
+import { lintPython } from "../../../server/src/engine/lint";
+import { ProjectIndex, lookupOptions } from "../../../server/src/engine/python/project";
+import { clearSlurmLaunchCache } from "../../../server/src/engine/slurmLaunch";
 import { fixtureTests } from "./fixtureCheck";
 
 const TWO_H200 = {
@@ -72,4 +78,114 @@ test("GPU017 (preview) stays silent where the parser goes to a call or set_defau
   assert.equal((await lintCode(head + use, "GPU017", one)).length, 1);
   assert.deepEqual(await lintCode(head + "p = extend(p)\n" + use, "GPU017", one), []);
   assert.deepEqual(await lintCode(head + "p.set_defaults(gpu=0)\n" + use, "GPU017", one), []);
+});
+
+test("GPU017 (preview) follows a YAML config loaded with a literal path into another module's constructor", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu017-yaml-"));
+  writeFileSync(join(dir, "cfg.yaml"), "name: run\ngpu: '1'\nlr: 0.1\n");
+  writeFileSync(
+    join(dir, "trainer.py"),
+    "import torch\n\n\nclass Trainer:\n    def __init__(self, cfg):\n        self.cfg = cfg\n        self.device = torch.device(f\"cuda:{self.cfg['gpu']}\")\n",
+  );
+  const main =
+    'from omegaconf import OmegaConf\nfrom trainer import Trainer\n\ncfg = OmegaConf.load("cfg.yaml")\nTrainer(cfg)\n';
+  writeFileSync(join(dir, "main.py"), main);
+  const lint = (text: string, gpuCount = 1, preview = true) => {
+    const project = new ProjectIndex().lookupFor(join(dir, "main.py"), lookupOptions({}));
+    const r = lintPython(text, { project, select: ["GPU017"], preview, machine: { gpuCount, uuids: [] } });
+    r.tree?.delete();
+    return r.diagnostics;
+  };
+  const [d, ...rest] = lint(main);
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 4);
+  assert.equal(
+    d.message,
+    'cfg.yaml sets gpu to 1 (line 2), and Trainer() uses cfg["gpu"] in f"cuda:{…}" (trainer.py:7), but this machine has 1 GPU (ordinals 0..0): invalid device ordinal at first use',
+  );
+  assert.deepEqual(lint(main, 2), [], "two GPUs: ordinal 1 exists");
+  assert.deepEqual(lint(main, 1, false), [], "preview only");
+  // The config may change before the call, or the call's callee is unknown: silent.
+  for (const between of ['cfg.gpu = "0"\n', "cfg = OmegaConf.merge(cfg, OmegaConf.from_cli())\n", "tweak(cfg)\n"])
+    assert.deepEqual(lint(main.replace("Trainer(cfg)", between + "Trainer(cfg)")), [], between);
+  // yaml.safe_load on a file opened by `with`.
+  const withOpen =
+    'import yaml\nfrom trainer import Trainer\n\nwith open("cfg.yaml") as f:\n    cfg = yaml.safe_load(f)\nTrainer(cfg)\n';
+  assert.equal(lint(withOpen).length, 1);
+  assert.deepEqual(lint(withOpen.replace("cfg.yaml", "other.yaml")), [], "a file that is not there");
+  // The path as an argparse option's default: what a run without --config loads.
+  const option =
+    'import argparse\nimport yaml\nfrom trainer import Trainer\n\np = argparse.ArgumentParser()\np.add_argument("--config", default="cfg.yaml")\nargs = p.parse_args()\nwith open(args.config) as f:\n    cfg = yaml.safe_load(f)\nTrainer(cfg)\n';
+  const [o] = lint(option);
+  assert.match(o.message, /^cfg\.yaml \(the default of --config, line 6\) sets gpu to 1 \(line 2\)/);
+  assert.deepEqual(lint(option.replace("args = p", 'p.set_defaults(config="x.yaml")\nargs = p')), []);
+});
+
+test("GPU017 (preview) follows the argparse namespace into another module's function: the option's default", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu017-args-"));
+  mkdirSync(join(dir, ".git"));
+  writeFileSync(
+    join(dir, "engine.py"),
+    "import torch\n\n\ndef run(opts):\n    torch.cuda.set_device(opts.gpu)\n\n\ndef tuned(opts):\n    setup(opts)\n    torch.cuda.set_device(opts.gpu)\n",
+  );
+  const main =
+    'import argparse\nimport engine\n\np = argparse.ArgumentParser()\np.add_argument("--gpu", type=int, default=1)\nargs = p.parse_args()\nengine.run(args)\n';
+  writeFileSync(join(dir, "main.py"), main);
+  const lint = (text: string) => {
+    clearSlurmLaunchCache(); // folder listings are kept 5 s
+    const project = new ProjectIndex().lookupFor(join(dir, "main.py"), lookupOptions({}));
+    const r = lintPython(text, { project, select: ["GPU017"], preview: true, machine: { gpuCount: 1, uuids: [] } });
+    r.tree?.delete();
+    return r.diagnostics;
+  };
+  const [d, ...rest] = lint(main);
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 6);
+  assert.match(
+    d.message,
+    /^the default of --gpu is 1 \(line 5: a run without --gpu\), and engine\.run\(\) uses opts\.gpu in torch\.cuda\.set_device\(\) \(engine\.py:5\)/,
+  );
+  // The callee hands the namespace on before the use, the caller changes it, or hands it elsewhere: silent.
+  assert.deepEqual(lint(main.replace("engine.run", "engine.tuned")), []);
+  assert.deepEqual(lint(main.replace("engine.run(args)", "args.gpu = 0\nengine.run(args)")), []);
+  assert.deepEqual(lint(main.replace("engine.run(args)", "prepare(args)\nengine.run(args)")), []);
+  // A launch of the file documented next to it may pass --gpu.
+  writeFileSync(join(dir, "README.md"), "Run:\n\n```bash\npython main.py --gpu 0\n```\n");
+  assert.deepEqual(lint(main), []);
+});
+
+test("GPU017 (preview) compares a YAML list of ids that another module's function hands to DataParallel", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu017-yaml-ids-"));
+  writeFileSync(join(dir, "cfg.yaml"), "seed: 1\ngpu_ids: [0, 1, 2]\n");
+  writeFileSync(
+    join(dir, "nets.py"),
+    "import torch.nn as nn\n\n\ndef wrap(net, cfg):\n    return nn.DataParallel(net, device_ids=cfg['gpu_ids'])\n",
+  );
+  const main =
+    'import yaml\nimport torch.nn as nn\nfrom nets import wrap\n\ncfg = yaml.safe_load(open("cfg.yaml"))\nnet = wrap(nn.Linear(1, 1), cfg)\n';
+  const lint = (gpuCount: number) => {
+    const project = new ProjectIndex().lookupFor(join(dir, "main.py"), lookupOptions({}));
+    const r = lintPython(main, { project, select: ["GPU017"], preview: true, machine: { gpuCount, uuids: [] } });
+    r.tree?.delete();
+    return r.diagnostics;
+  };
+  const [d, ...rest] = lint(2);
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 5);
+  assert.equal(
+    d.message,
+    'cfg.yaml sets gpu_ids to [0, 1, 2] (line 2), and wrap() uses cfg["gpu_ids"] in DataParallel(device_ids=…) (nets.py:5), but this machine has 2 GPUs (ordinals 0..1): device 2 does not exist (DataParallel: Invalid device id)',
+  );
+  assert.deepEqual(lint(3), []);
+  // A section of the config handed over (`cfg["model"]`): its key under that section.
+  writeFileSync(join(dir, "cfg.yaml"), "seed: 1\nmodel:\n  depth: 2\n  gpu_ids: [0, 2]\n");
+  const section = main.replace("wrap(nn.Linear(1, 1), cfg)", 'wrap(nn.Linear(1, 1), cfg["model"])');
+  const project = new ProjectIndex().lookupFor(join(dir, "main.py"), lookupOptions({}));
+  const r = lintPython(section, { project, select: ["GPU017"], preview: true, machine: { gpuCount: 2, uuids: [] } });
+  r.tree?.delete();
+  assert.equal(r.diagnostics.length, 1);
+  assert.match(r.diagnostics[0].message, /^cfg\.yaml sets model\.gpu_ids to \[0, 2\] \(line 4\)/);
+  // A list element is no ordinal for a single-device use, nor a number for a list use.
+  writeFileSync(join(dir, "cfg.yaml"), "seed: 1\ngpu_ids: 2\n");
+  assert.deepEqual(lint(2), []);
 });

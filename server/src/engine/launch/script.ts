@@ -702,6 +702,21 @@ export function argparseDefaultOrdinals(model: ModuleModel): DefaultOrdinal[] {
 }
 
 /**
+ * The default of the module's argparse option with destination `dest` as a run without the option
+ * gets it (`integer`: written as an integer, `default=1`), with the option's longest spelling and its
+ * 1-based line; null where the option is declared more than once or has no plain default, the module
+ * assigns the destination anywhere (`args.gpu = ...`), calls `set_defaults` or hands a parser to a
+ * call. Whether the namespace reaches other code is the caller's to judge.
+ */
+export function argparseOptionDefault(
+  model: ModuleModel,
+  dest: string,
+): { text: string; integer: boolean; option: string; line: number } | null {
+  if (!model.text.includes("add_argument") || parserEscapes(model) || attributeTargets(model).has(dest)) return null;
+  return optionDefaults(model).get(dest) ?? null;
+}
+
+/**
  * Whether the module may change its options' defaults unseen: it calls `set_defaults`, or hands a
  * parser (a receiver of `add_argument`) to a call (`parser = set_config(path, parser)`).
  */

@@ -204,6 +204,27 @@ function splattedDeviceMap(model: Pick<ModuleModel, "nodesOfType">, call: Syntax
 export interface DeviceSlot {
   ordinal: SyntaxNode;
   form: string;
+  /** The node is a list of ordinals ({@link deviceIdLists}), not one. */
+  list?: boolean;
+}
+
+/**
+ * The lists of device ids the module hands to `DataParallel` / `DistributedDataParallel` as a value
+ * that is no list written out (`device_ids=cfg.gpu_ids`, or DataParallel's second argument).
+ */
+export function deviceIdLists(model: ModuleModel): DeviceSlot[] {
+  const out: DeviceSlot[] = [];
+  if (!model.text.includes("DataParallel")) return out;
+  for (const call of model.nodesOfType("call")) {
+    const path = call ? (calleePath(model, call) ?? "") : "";
+    const m = /(^|\.)((Distributed)?DataParallel)$/.exec(path);
+    if (!m) continue;
+    const { positional, keywords } = callArgs(call!);
+    const ids = keywords.get("device_ids") ?? (m[2] === "DataParallel" ? positional[1] : undefined);
+    if (ids && ids.type !== "list" && ids.type !== "tuple")
+      out.push({ ordinal: ids, form: `${m[2]}(device_ids=…)`, list: true });
+  }
+  return out;
 }
 
 /**
@@ -317,6 +338,171 @@ export function deviceParams(def: SyntaxNode, slots: readonly DeviceSlot[]): Dev
     const index = params.indexOf(o.text);
     if (index >= 0 && !out.some((d) => d.index === index))
       out.push({ index, name: o.text, form: slot.form, line: slot.ordinal.startPosition.row + 1 });
+  }
+  return out;
+}
+
+/** A parameter of a function one of whose entries (`args["gpu"]`, `args.gpu`) the function passes on as a CUDA device ordinal. */
+export interface KeyedDeviceParam extends DeviceParam {
+  /** The entry's key (`gpu`), and whether it is read by subscript (`args["gpu"]`) or as an attribute. */
+  key: string;
+  subscript: boolean;
+  /** The slot converts the value or builds a device string around it (a string `"1"` is then an ordinal). */
+  converts: boolean;
+  /** The entry is a list of ids (`DataParallel(device_ids=cfg.gpu_ids)`). */
+  list: boolean;
+}
+
+/**
+ * The parameters of `def` one of whose entries reaches one of {@link deviceSlots} as it is
+ * (`f"cuda:{args['gpu']}"`, `set_device(int(args.gpu))`), directly or through `self.X` where `def`
+ * assigns `self.X = param` once, before the slot (a constructor keeping its config). Silent for a
+ * parameter `def` rebinds, an entry it assigns (`args["gpu"] = ...`, `self.args.gpu = ...`), and
+ * slots of nested functions.
+ * @param slots the module's device slots (computed once per module by the caller)
+ */
+export function keyedDeviceParams(
+  def: SyntaxNode,
+  slots: readonly DeviceSlot[],
+  scope: SyntaxNode = def,
+): KeyedDeviceParam[] {
+  const params = positionalParams(def);
+  const body = def.childForFieldName("body");
+  if (!body || !params.some(Boolean)) return [];
+  const rebound = namesBoundIn(def);
+  const targets = assignedTexts(scope);
+  // `self.X = param`, the attribute's one assignment in `def`.
+  const kept = new Map<string, { param: string; end: number } | null>();
+  for (const a of body.descendantsOfType("assignment")) {
+    const left = a?.childForFieldName("left");
+    const right = a?.childForFieldName("right");
+    if (!a || left?.type !== "attribute" || left.childForFieldName("object")?.text !== params[0]) continue;
+    const ok = right?.type === "identifier" && params.includes(right.text) && !kept.has(left.text);
+    kept.set(left.text, ok ? { param: right!.text, end: a.endIndex } : null);
+  }
+  const out: KeyedDeviceParam[] = [];
+  for (const slot of slots) {
+    if (slot.ordinal.startIndex < body.startIndex || slot.ordinal.endIndex > body.endIndex) continue;
+    if (enclosingDef(slot.ordinal)?.id !== def.id) continue;
+    let o: SyntaxNode | null = slot.ordinal;
+    const converts = !slot.list && (o.type === "call" || slot.form.includes('"cuda'));
+    if (!slot.list && o.type === "call" && o.childForFieldName("function")?.text === "int")
+      o = o.childForFieldName("arguments")?.namedChildren[0] ?? null;
+    const subscript = o?.type === "subscript";
+    const base = subscript
+      ? o!.childForFieldName("value")
+      : o?.type === "attribute"
+        ? o.childForFieldName("object")
+        : null;
+    const key = subscript
+      ? stringValue(o!.childForFieldName("subscript"))
+      : (o?.childForFieldName("attribute")?.text ?? null);
+    if (!o || !base || !key || targets.has(o.text)) continue;
+    let param: string | null = base.type === "identifier" && !rebound.has(base.text) ? base.text : null;
+    if (base.type === "attribute") {
+      const k = kept.get(base.text);
+      param = k && k.end <= o.startIndex && !rebound.has(k.param) ? k.param : null;
+    }
+    // `self.X`: mentions in the constructor, and in the whole class where the constructor calls a
+    // method of its own before the slot (it may change the entry).
+    const selfCall = body
+      .descendantsOfType("call")
+      .some(
+        (c) =>
+          c!.startIndex < o.startIndex &&
+          c!.childForFieldName("function")?.childForFieldName("object")?.text === params[0] &&
+          c!.childForFieldName("function")?.type === "attribute",
+      );
+    const aliasScope = selfCall ? scope : body;
+    if (param && (!onlyRead(body, param) || (base.type === "attribute" && !onlyRead(aliasScope, base.text)))) continue;
+    const index = param ? params.indexOf(param) : -1;
+    if (index > 0 || (index === 0 && params[0] !== "self"))
+      if (!out.some((d) => d.index === index && d.key === key))
+        out.push({
+          index,
+          name: param!,
+          form: slot.form,
+          line: slot.ordinal.startPosition.row + 1,
+          key,
+          subscript,
+          converts,
+          list: !!slot.list,
+        });
+  }
+  return out;
+}
+
+/** The `__init__` defined in the body of class `cls` (a decorated one too), or undefined. */
+export function constructorOf(cls: SyntaxNode): SyntaxNode | undefined {
+  for (const m of cls.childForFieldName("body")?.namedChildren ?? []) {
+    const def = m?.type === "decorated_definition" ? m.childForFieldName("definition") : m;
+    if (def?.type === "function_definition" && def.childForFieldName("name")?.text === "__init__") return def;
+  }
+  return undefined;
+}
+
+/**
+ * Whether every mention of `name` (an identifier, or `self.X`) in `scope` reads an entry of it
+ * (`name.x`, `name["x"]`, not a method called on it nor an assignment's target), is printed or
+ * logged, or is kept as it is (`self.X = name`): no call gets it to change it.
+ */
+function onlyRead(scope: SyntaxNode, name: string): boolean {
+  const type = name.includes(".") ? "attribute" : "identifier";
+  for (const ref of scope.descendantsOfType(type)) {
+    if (!ref || ref.text !== name) continue;
+    const parent = ref.parent;
+    if (!parent) return false;
+    // `x.cfg` and `f(cfg=...)` name no variable.
+    if (parent.type === "attribute" && parent.childForFieldName("attribute")?.id === ref.id) continue;
+    if (parent.type === "keyword_argument" && parent.childForFieldName("name")?.id === ref.id) continue;
+    if (parent.type === "assignment") {
+      if (parent.childForFieldName("right")?.id === ref.id && parent.childForFieldName("left")?.type === "attribute")
+        continue;
+      if (parent.childForFieldName("left")?.id === ref.id && type === "attribute") continue;
+      return false;
+    }
+    const entry =
+      (parent.type === "attribute" && parent.childForFieldName("object")?.id === ref.id) ||
+      (parent.type === "subscript" && parent.childForFieldName("value")?.id === ref.id);
+    if (entry) {
+      const method = parent.type === "attribute" ? parent.childForFieldName("attribute")?.text : "";
+      const called = parent.parent?.type === "call" && parent.parent.childForFieldName("function")?.id === parent.id;
+      if (called && !/^(get|keys|items|values|copy)$/.test(method ?? "")) return false;
+      if (isAssigned(parent)) return false;
+      continue;
+    }
+    const call = parent.type === "argument_list" ? parent.parent : null;
+    const fn = call?.childForFieldName("function")?.text ?? "";
+    if (fn === "print" || /^(logging|logger|self\.logger|log)\.\w+$/.test(fn)) continue;
+    return false;
+  }
+  return true;
+}
+
+/** Whether `n` is (part of) an assignment's target, or deleted. */
+function isAssigned(n: SyntaxNode): boolean {
+  for (let c: SyntaxNode = n, p = n.parent; p; c = p, p = p.parent) {
+    if (p.type === "assignment" || p.type === "augmented_assignment") return p.childForFieldName("left")?.id === c.id;
+    if (p.type === "delete_statement") return true;
+    if (p.type === "expression_statement" || p.type === "block") return false;
+  }
+  return false;
+}
+
+/** The function or lambda that holds `n`, or null. */
+function enclosingDef(n: SyntaxNode): SyntaxNode | null {
+  let owner: SyntaxNode | null = n.parent;
+  while (owner && owner.type !== "function_definition" && owner.type !== "lambda") owner = owner.parent;
+  return owner;
+}
+
+/** The texts of the assignment targets in `def` (nested functions included: a conservative answer). */
+function assignedTexts(def: SyntaxNode): Set<string> {
+  const out = new Set<string>();
+  for (const a of def.descendantsOfType(["assignment", "augmented_assignment"])) {
+    const left = a?.childForFieldName("left");
+    const targets = left?.type === "pattern_list" || left?.type === "tuple_pattern" ? left.namedChildren : [left];
+    for (const t of targets) if (t) out.add(t.text);
   }
   return out;
 }

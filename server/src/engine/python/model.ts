@@ -87,6 +87,21 @@ export interface ProjectWrite {
  * are dotted as the file's imports bind them; a relative import's path starts with its dots
  * (`from .utils import f`: `.utils.f`).
  */
+/** {@link ProjectLookup.callableKeyedDeviceParams}' answer: where `name[key]` (or `name.key`) becomes a device ordinal. */
+export interface KeyedDeviceUse {
+  index: number;
+  name: string;
+  key: string;
+  subscript: boolean;
+  /** The use converts the value or builds a device string around it. */
+  converts: boolean;
+  /** The entry is a list of ids (`DataParallel(device_ids=cfg.gpu_ids)`). */
+  list: boolean;
+  form: string;
+  /** `rnn_trainer.py:15`, relative to the asking file's folder. */
+  where: string;
+}
+
 export interface ProjectLookup {
   /** The first CUDA initialisation that importing the module at `path` runs (its parent packages' `__init__` included), or null. */
   moduleInit(path: string): ProjectInit | null;
@@ -114,6 +129,19 @@ export interface ProjectLookup {
   callableDeviceParams?(
     path: string,
   ): ReadonlyArray<{ index: number; name: string; form: string; where: string }> | null;
+  /**
+   * The parameters of the project function (or class: its constructor's, by call position) at
+   * `path` one of whose entries it passes on as a CUDA device ordinal (`f"cuda:{args['gpu']}"`,
+   * python/devices.ts `keyedDeviceParams`), with where; null when none or not a project function.
+   * Optional, as {@link callableReturns}.
+   */
+  callableKeyedDeviceParams?(path: string): ReadonlyArray<KeyedDeviceUse> | null;
+  /**
+   * The text of the project file at `relative` (to this file's folder; inside the project's root
+   * only), read as modules are (size-limited), or null; the file becomes a dependency. Optional, as
+   * {@link callableReturns}.
+   */
+  projectText?(relative: string): string | null;
   /**
    * The startup variable (frameworks.ts STARTUP_VARIABLES, not by `os.putenv`) the project function
    * at `path` writes first, when it writes it before it initialises anything itself; null when it

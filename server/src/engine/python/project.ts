@@ -22,7 +22,7 @@
 // frameworks and of the catalogued libraries are never looked up in the project (a vendored copy
 // of torch is not the torch the program imports).
 import { readdirSync } from "node:fs";
-import { dirname, join, relative, sep } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import {
   DEFAULT_EAGER_INIT_MODULES,
   frameworkOfModule,
@@ -36,6 +36,7 @@ import {
   buildModel,
   type ModelOptions,
   type ModuleModel,
+  type KeyedDeviceUse,
   type ProjectInit,
   type ProjectWrite,
   type ProjectLookup,
@@ -43,7 +44,15 @@ import {
   type ProjectReach,
 } from "./model";
 import { RankFlow } from "./rankFlow";
-import { deviceParams, deviceSlots, type DeviceParam } from "./devices";
+import {
+  constructorOf,
+  deviceIdLists,
+  deviceParams,
+  deviceSlots,
+  keyedDeviceParams,
+  type DeviceParam,
+  type KeyedDeviceParam,
+} from "./devices";
 import { ModuleTrees, topLevelStatements, type StatementRange } from "./moduleTrees";
 import { pythonInput } from "./parser";
 import { tfConfigHelpers, TF_CONFIG_WORDS } from "./tfConfigHelpers";
@@ -127,6 +136,8 @@ interface ModuleValues {
   /** By module-level function name: the rank its single returned value holds (python/rankFlow.ts `returnedValue`), with its 1-based line. */
   value: Map<string, { kind: ProjectRank["kind"]; variable: string | null; line: number }>;
   params: Map<string, DeviceParam[]>;
+  /** By module-level function or class name (its constructor, positions after `self`): python/devices.ts `keyedDeviceParams`. */
+  keyed: Map<string, KeyedDeviceParam[]>;
 }
 
 /** A {@link ProjectInit} before its places are put relative to an importer. */
@@ -300,6 +311,13 @@ export class ProjectIndex {
       writerNames: () => this.writerNames(file, options),
       keptWriterNames: () => this.writers.get(this.rootOf(file)) ?? null,
       callableDeviceParams: (path) => this.deviceParamsAt(functionFile(path), path, from, options, deps),
+      callableKeyedDeviceParams: (path) => this.keyedParamsAt(functionFile(path), path, from, options, deps),
+      projectText: (relative) => {
+        const at = resolve(from, relative);
+        if (relative.length > 300 || !at.startsWith(this.rootOf(file))) return null;
+        deps.add(at);
+        return this.read(at);
+      },
     };
   }
 
@@ -480,6 +498,20 @@ export class ProjectIndex {
           where: `${this.label(target, from)}:${d.line}`,
         }))
       : null;
+  }
+
+  /** {@link ProjectLookup.callableKeyedDeviceParams} for the function or class at dotted `path`, defined in `target`. */
+  private keyedParamsAt(
+    target: string | null,
+    path: string,
+    from: string,
+    options: BaseOptions,
+    deps: Set<string>,
+  ): KeyedDeviceUse[] | null {
+    if (!target) return null;
+    const params = this.valuesOf(target, options).keyed.get(path.slice(path.lastIndexOf(".") + 1));
+    deps.add(target);
+    return params?.length ? params.map((d) => ({ ...d, where: `${this.label(target, from)}:${d.line}` })) : null;
   }
 
   /**
@@ -923,7 +955,7 @@ export class ProjectIndex {
     let v = this.values.get(file);
     if (v) return v;
     const text = this.read(file);
-    v = { returns: new Map(), value: new Map(), params: new Map() };
+    v = { returns: new Map(), value: new Map(), params: new Map(), keyed: new Map() };
     if (
       text !== null &&
       text.length <= MAX_MODULE_BYTES &&
@@ -1206,11 +1238,13 @@ function asFound(e: InitEvent | null, file: string): Found | null {
 const RANK_WORDS = ["RANK", "PROCID", "LOCALID", "get_rank", "process_index", "get_node_local_rank"];
 
 function moduleValues(tree: ModuleTrees, text: string, options: BaseOptions): ModuleValues {
-  const out: ModuleValues = { returns: new Map(), value: new Map(), params: new Map() };
+  const out: ModuleValues = { returns: new Map(), value: new Map(), params: new Map(), keyed: new Map() };
   // A full model (the environment reads anywhere: the walks as imported leave them out).
   const model: ModuleModel = buildModel(tree, text, { ...options });
   const flow = RANK_WORDS.some((w) => text.includes(w)) ? new RankFlow(model) : null;
   const slots = deviceSlots(model);
+  // Entries of a config may also be lists of ids handed to DataParallel.
+  const keyedSlots = [...slots, ...deviceIdLists(model)];
   for (const [name, def] of model.functions) {
     const tuple = flow?.returnedTuple(def);
     if (tuple && !tuple.every((o) => o.kind === "unknown")) {
@@ -1228,6 +1262,13 @@ function moduleValues(tree: ModuleTrees, text: string, options: BaseOptions): Mo
       });
     const params = slots.length ? deviceParams(def, slots) : [];
     if (params.length) out.params.set(name, params);
+    const keyed = keyedSlots.length ? keyedDeviceParams(def, keyedSlots) : [];
+    if (keyed.length) out.keyed.set(name, keyed);
+  }
+  for (const [name, cls] of model.classes) {
+    const init = keyedSlots.length && !model.functions.has(name) ? constructorOf(cls) : undefined;
+    const keyed = init ? keyedDeviceParams(init, keyedSlots, cls).map((d) => ({ ...d, index: d.index - 1 })) : [];
+    if (keyed.length) out.keyed.set(name, keyed);
   }
   return out;
 }

@@ -1,9 +1,10 @@
-import type { PythonRule } from "../rule";
+import type { PythonRule, RuleContext } from "../rule";
 import { envWrites } from "../rule";
 import { nodeRange } from "../python/events";
 import { deviceUses } from "../python/devices";
 import { argparseDefaultOf, argparseDefaultOrdinals } from "../launch/script";
 import { missingIdMessage } from "./shared/machineIds";
+import { loadedConfigOrdinals } from "./shared/loadedConfig";
 
 /** GPU017: CUDA_VISIBLE_DEVICES ids or device ordinals that do not exist on this machine (machine-aware). */
 export const rule: PythonRule = {
@@ -15,12 +16,17 @@ export const rule: PythonRule = {
     // A CUDA_VISIBLE_DEVICES access, or a device use (the words cuda or device: python/devices.ts
     // `deviceUses`); runs only with a known machine.
     // `DataParallel` too in preview: a list of ids from an argparse default given by position.
-    trigger: (t, preview) => t.envAccess() || t.has("cuda") || t.has("device") || (preview && t.has("DataParallel")),
+    // A YAML config or argparse namespace passed to a project function too in preview (shared/loadedConfig.ts).
+    trigger: (t, preview) =>
+      t.envAccess() ||
+      t.has("cuda") ||
+      t.has("device") ||
+      (preview && (t.has("DataParallel") || t.has("yaml") || t.has("OmegaConf") || t.has("parse_args"))),
     needs: "machine",
     docs: {
       what: "Compares CUDA_VISIBLE_DEVICES ids (indices and `GPU-`/`MIG-` UUIDs or UUID prefixes) and device ordinals with the GPUs of the machine: the inventory that GPU Pilot's GPU view reads from nvidia-smi, or, in the CLI, `--gpus N` / `--inventory FILE` (nvidia-smi CSV). Off when the machine is unknown.",
       follows:
-        'The literal CUDA_VISIBLE_DEVICES values written by the module\'s code in the order it runs (top level, `if __name__ == "__main__":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module\'s own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; a value copied from an argparse option (`os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu_id`) as the option\'s plain-string default, what a run without that option writes (where the file declares the option once, never assigns that attribute, and hands the namespace to no code it does not define, printing and logging aside); literal device ordinals anywhere in the file, where the file writes no CUDA_VISIBLE_DEVICES and no job script of the project starts it (GPU004 and GPU037 judge those); and the machine\'s GPU inventory. In preview, also the device ordinals that the default of an argparse option of the file gives (a run without the option): an integer default used as an ordinal (`default=1` into `f"cuda:{args.gpu}"`, `set_device(args.gpu)`), a string one where the use builds a device string or converts it, and a `"0,1"` default that the file turns into ints (`[int(i) for i in args.gpu_ids.split(",")]`, `list(map(int, ...))`) and passes as `device_ids` (DataParallel\'s second argument too) or indexes (`ids[0]`), also converted in place (`args.gpu_ids = [int(s) for s in args.gpu_ids.split(",")]`, the destination\'s one assignment); silent where the option is declared more than once, its destination is assigned, the namespace goes to code the file does not define, the file calls `set_defaults` or hands its parser to a call, or a script or document of the project starts the file (it may pass the option). Not followed: other computed values, writes in functions the module never calls, and values set in the shell or by a launcher (GPU045 reads shell scripts).',
+        'The literal CUDA_VISIBLE_DEVICES values written by the module\'s code in the order it runs (top level, `if __name__ == "__main__":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module\'s own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; a value copied from an argparse option (`os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu_id`) as the option\'s plain-string default, what a run without that option writes (where the file declares the option once, never assigns that attribute, and hands the namespace to no code it does not define, printing and logging aside); literal device ordinals anywhere in the file, where the file writes no CUDA_VISIBLE_DEVICES and no job script of the project starts it (GPU004 and GPU037 judge those); and the machine\'s GPU inventory. In preview, also the device ordinals that the default of an argparse option of the file gives (a run without the option): an integer default used as an ordinal (`default=1` into `f"cuda:{args.gpu}"`, `set_device(args.gpu)`), a string one where the use builds a device string or converts it, and a `"0,1"` default that the file turns into ints (`[int(i) for i in args.gpu_ids.split(",")]`, `list(map(int, ...))`) and passes as `device_ids` (DataParallel\'s second argument too) or indexes (`ids[0]`), also converted in place (`args.gpu_ids = [int(s) for s in args.gpu_ids.split(",")]`, the destination\'s one assignment); silent where the option is declared more than once, its destination is assigned, the namespace goes to code the file does not define, the file calls `set_defaults` or hands its parser to a call, or a script or document of the project starts the file (it may pass the option). In preview too, a YAML config that the file loads with a literal path (`cfg = OmegaConf.load("cfg.yaml")`, `yaml.safe_load(open("cfg.yaml"))` or a `with open("cfg.yaml") as f` read; the path relative to the folder of the file, or the plain-string default of an argparse option read there, `open(args.config)`, where no script or document of the project starts the file and it does not call `set_defaults`) and passes (or a section of it, `cfg["train"]`) to a function or class of another project module that uses one of its entries as a device ordinal (`f"cuda:{cfg[\'gpu\']}"`, `set_device(cfg.gpu)`, also through `self.cfg = cfg` in the constructor): the integer under the top-level key (a string of digits where the use converts it or builds a device string; a list of integers where the entry is DataParallel\'s `device_ids`), reported at the argument that passes the config; likewise the file\'s argparse namespace (`args = parser.parse_args()`) passed so, with the default of the option an attribute use reads (`set_device(args.gpu)`), where no script or document of the project starts the file. Silent where the name is used otherwise than read, printed or passed to such calls (a call may change it: `OmegaConf.merge`), the callee hands it (or `self.cfg`) to a call, calls a method of its own before the use or assigns the entry, the file is not there, or the module of the callee names CUDA_VISIBLE_DEVICES. Not followed: other computed values, writes in functions the module never calls, and values set in the shell or by a launcher (GPU045 reads shell scripts).',
       why: 'Measured on 2 x H200 (ground-truth.md, \'How CUDA parses CUDA_VISIBLE_DEVICES\'): CUDA stops parsing at the first id that does not exist, so `"1,7,0"` leaves only GPU 1 visible and GPU 0 silently disappears; `"7"` alone hides every GPU. A `cuda:N` ordinal at or beyond the number of GPUs raises `invalid device ordinal` at first use.',
       example:
         'import os\n\n# on a machine with 2 GPUs\nos.environ["CUDA_VISIBLE_DEVICES"] = "1,7,0"  # GPU 0 is dropped\n',
@@ -62,6 +68,7 @@ export const rule: PythonRule = {
         message: `${use.form} names device ${use.ordinal}, but this machine has ${n} GPU${n === 1 ? "" : "s"} (ordinals 0..${n - 1}): invalid device ordinal at first use`,
       });
     }
+    if (ctx.preview) reportConfigOrdinals(ctx, n);
     // Preview: ordinals that the default of an argparse option gives (a run without the option).
     // A script or document of the project that starts the file may pass the option (its arguments
     // are not read here): silent then.
@@ -80,3 +87,21 @@ export const rule: PythonRule = {
     }
   },
 };
+
+/**
+ * Preview: ordinals that a YAML config loaded with a literal path hands to another project module's
+ * function or class (shared/loadedConfig.ts), reported at the argument that passes the config.
+ * Silent where the callee's module names CUDA_VISIBLE_DEVICES (its ordinals may be relative to a selection).
+ */
+function reportConfigOrdinals(ctx: RuleContext, n: number): void {
+  for (const c of loadedConfigOrdinals(ctx)) {
+    const missing = c.ids.filter((id) => id >= n);
+    if (!missing.length || ctx.project?.callableModuleMentions?.(c.path, "CUDA_VISIBLE_DEVICES") !== false) continue;
+    const entry = c.use.subscript ? `${c.use.name}["${c.use.key}"]` : `${c.use.name}.${c.use.key}`;
+    ctx.report({
+      range: nodeRange(c.node),
+      message: `${c.origin}, and ${c.callee}() uses ${entry} in ${c.use.form} (${c.use.where}), but this machine has ${n} GPU${n === 1 ? "" : "s"} (ordinals 0..${n - 1}): ${c.use.list ? `device ${missing.join(", ")} does not exist (DataParallel: Invalid device id)` : "invalid device ordinal at first use"}`,
+      preview: true,
+    });
+  }
+}
