@@ -445,21 +445,7 @@ function deviceDestinations(
   if (escapes.unknown) return { ...none, returning: [...returning] };
   // Attribute names assigned anywhere (`args.gpu = local_rank`), and names assigned once per scope.
   const assigned = attributeTargets(model);
-  // `args.gpu_ids = [int(i) for i in args.gpu_ids.split(",")]`, the destination's one assignment:
-  // its later reads on a namespace are the list of ints.
-  const converted = new Map<string, SyntaxNode | null>();
-  const once = new Map<string, SyntaxNode | null>();
-  forEachTarget(model, (t, a, single) => {
-    const dest = t.type === "attribute" ? t.childForFieldName("attribute")?.text : undefined;
-    if (dest) {
-      const src = a.type === "assignment" && single ? splitInts(a.childForFieldName("right")) : null;
-      const same = src?.type === "attribute" && src.childForFieldName("attribute")?.text === dest;
-      converted.set(dest, converted.has(dest) || !same ? null : a);
-    }
-    if (t.type !== "identifier") return;
-    const key = `${scopeOf(a)}:${t.text}`;
-    once.set(key, once.has(key) || a.type !== "assignment" || !single ? null : a.childForFieldName("right"));
-  });
+  const { once } = singleAssignments(model);
   for (const slot of deviceSlots(model)) {
     let o = valueTaken(slot.ordinal, model);
     if (o?.type === "identifier") {
@@ -626,21 +612,7 @@ export function argparseDefaultOrdinals(model: ModuleModel): DefaultOrdinal[] {
   const { isNamespace, escapes } = namespaces(model, NO_PARSERS);
   if (escapes.unknown || escapes.handedTo.size) return [];
   const assigned = attributeTargets(model);
-  // `args.gpu_ids = [int(i) for i in args.gpu_ids.split(",")]`, the destination's one assignment:
-  // its later reads on a namespace are the list of ints.
-  const converted = new Map<string, SyntaxNode | null>();
-  const once = new Map<string, SyntaxNode | null>();
-  forEachTarget(model, (t, a, single) => {
-    const dest = t.type === "attribute" ? t.childForFieldName("attribute")?.text : undefined;
-    if (dest) {
-      const src = a.type === "assignment" && single ? splitInts(a.childForFieldName("right")) : null;
-      const same = src?.type === "attribute" && src.childForFieldName("attribute")?.text === dest;
-      converted.set(dest, converted.has(dest) || !same ? null : a);
-    }
-    if (t.type !== "identifier") return;
-    const key = `${scopeOf(a)}:${t.text}`;
-    once.set(key, once.has(key) || a.type !== "assignment" || !single ? null : a.childForFieldName("right"));
-  });
+  const { converted, once } = singleAssignments(model);
   /** The option whose default `n` reads as it is (`args.gpu`), or null. */
   const optionOf = (n: SyntaxNode | null) => {
     const obj = n?.type === "attribute" ? n.childForFieldName("object") : null;
@@ -773,4 +745,31 @@ function splitInts(n: SyntaxNode | null): SyntaxNode | null {
 function idsOf(text: string): number[] | null {
   const parts = text.split(",").map((p) => p.trim());
   return parts.length && parts.every((p) => /^\d+$/.test(p)) ? parts.map(Number) : null;
+}
+
+/**
+ * The module's assignments that later reads can rely on: `converted`, per namespace attribute, its
+ * one assignment when that converts the attribute's own value to a list of ints in place
+ * (`args.gpu_ids = [int(i) for i in args.gpu_ids.split(",")]`: its later reads are the list), null
+ * when it is assigned otherwise or more than once; `once`, per `scope:name`, the right side of the
+ * name's one plain assignment in that scope, null when it is assigned more than once or otherwise.
+ */
+function singleAssignments(model: ModuleModel): {
+  converted: Map<string, SyntaxNode | null>;
+  once: Map<string, SyntaxNode | null>;
+} {
+  const converted = new Map<string, SyntaxNode | null>();
+  const once = new Map<string, SyntaxNode | null>();
+  forEachTarget(model, (t, a, single) => {
+    const dest = t.type === "attribute" ? t.childForFieldName("attribute")?.text : undefined;
+    if (dest) {
+      const src = a.type === "assignment" && single ? splitInts(a.childForFieldName("right")) : null;
+      const same = src?.type === "attribute" && src.childForFieldName("attribute")?.text === dest;
+      converted.set(dest, converted.has(dest) || !same ? null : a);
+    }
+    if (t.type !== "identifier") return;
+    const key = `${scopeOf(a)}:${t.text}`;
+    once.set(key, once.has(key) || a.type !== "assignment" || !single ? null : a.childForFieldName("right"));
+  });
+  return { converted, once };
 }
