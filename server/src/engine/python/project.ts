@@ -224,6 +224,38 @@ export class ProjectIndex {
   ) {}
 
   /**
+   * What the project function at `path`, defined in `target` (null: not a project function),
+   * configures of TensorFlow's devices on every call (python/tfConfigHelpers.ts), with where for
+   * messages relative to `from`; null when nothing or unknown. `target` becomes a dependency.
+   */
+  private tfConfigAt(
+    target: string | null,
+    path: string,
+    from: string,
+    options: BaseOptions,
+    deps: Set<string>,
+  ): ReturnType<NonNullable<FileLookup["callableTfConfig"]>> {
+    if (!target) return null;
+    deps.add(target);
+    const text = this.read(target);
+    if (text === null || text.length > MAX_MODULE_BYTES || !TF_CONFIG_WORDS.some((w) => text.includes(w))) return null;
+    const h = tfConfigHelpers(text, options).get(path.slice(path.lastIndexOf(".") + 1));
+    return h ? { call: h.call, where: `${this.label(target, from)}:${h.line}`, file: target, line: h.line } : null;
+  }
+
+  /**
+   * The text of the project file at `relative` (to the folder of `file`), read through the project's
+   * reader; null outside `file`'s project root, for a path over 300 characters, or when unreadable.
+   * The file becomes a dependency.
+   */
+  private projectTextOf(file: string, relative: string, deps: Set<string>): string | null {
+    const at = resolve(dirname(file), relative);
+    if (relative.length > 300 || !at.startsWith(this.rootOf(file))) return null;
+    deps.add(at);
+    return this.read(at);
+  }
+
+  /**
    * The lookup for the file at `file` (absolute path), with the lint's options. `depth`: how many
    * imports or calls deep its answers look ({@link MAX_DEPTH}; the index passes less to the modules it analyses).
    */
@@ -278,16 +310,7 @@ export class ProjectIndex {
       callableReturn: (path) => this.returnAt(functionFile(path), path, from, options, deps),
       isProjectFunction: (path) => functionFile(path) !== null,
       projectMentions: (words) => this.mentionIn(file, words, deps, from),
-      callableTfConfig: (path) => {
-        const target = functionFile(path);
-        if (!target) return null;
-        deps.add(target);
-        const text = this.read(target);
-        if (text === null || text.length > MAX_MODULE_BYTES || !TF_CONFIG_WORDS.some((w) => text.includes(w)))
-          return null;
-        const h = tfConfigHelpers(text, options).get(path.slice(path.lastIndexOf(".") + 1));
-        return h ? { call: h.call, where: `${this.label(target, from)}:${h.line}`, file: target, line: h.line } : null;
-      },
+      callableTfConfig: (path) => this.tfConfigAt(functionFile(path), path, from, options, deps),
       callableModuleMentions: (path, word) => {
         const target = functionFile(path);
         if (!target) return false;
@@ -312,12 +335,7 @@ export class ProjectIndex {
       keptWriterNames: () => this.writers.get(this.rootOf(file)) ?? null,
       callableDeviceParams: (path) => this.deviceParamsAt(functionFile(path), path, from, options, deps),
       callableKeyedDeviceParams: (path) => this.keyedParamsAt(functionFile(path), path, from, options, deps),
-      projectText: (relative) => {
-        const at = resolve(from, relative);
-        if (relative.length > 300 || !at.startsWith(this.rootOf(file))) return null;
-        deps.add(at);
-        return this.read(at);
-      },
+      projectText: (relative) => this.projectTextOf(file, relative, deps),
     };
   }
 
