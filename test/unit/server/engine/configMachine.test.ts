@@ -112,15 +112,15 @@ test("--gpus auto asks this machine's nvidia-smi (the fake on PATH replays the 2
     assert.deepEqual(auto.out.map((d) => d.code).sort(), ["GPU017", "GPU040"], auto.err);
     assert.match(auto.out.find((d) => d.code === "GPU017")!.message, /\(2 GPUs: 0\.\.1\)/);
     assert.equal(auto.err, "");
-    // With workers (200 files or more) the machine reaches them too: GPU017 in the same file.
-    for (let i = 0; i < 200; i++) writeFileSync(join(dir, `m${i}.py`), "x = 1\n");
+    // With workers (one per 250 files: 302 files give two) the machine reaches them too: GPU017 in the same file.
+    for (let i = 0; i < 300; i++) writeFileSync(join(dir, `m${i}.py`), "x = 1\n");
     const many = await check(["--select", "GPU017", "--gpus", "auto", "--statistics", dir]);
     assert.deepEqual(
       many.out.map((d) => d.code),
       ["GPU017"],
       many.err,
     );
-    assert.match(many.err, /[2-4] workers/);
+    assert.match(many.err, /; 2 workers/);
     // No nvidia-smi on PATH (a CI runner without GPUs): a note, no machine checks, no failure.
     process.env.PATH = mkdtempSync(join(tmpdir(), "gp-nopath-"));
     const none = await check(["--select", "GPU017,GPU040", "--gpus", "auto", join(dir, "t.py")]);
