@@ -92,7 +92,7 @@ export function poolIndexSubmits(ctx: RuleContext, fn: SyntaxNode, param: string
 function isPool(ctx: RuleContext, obj: SyntaxNode, method: string): boolean {
   const made = (v: SyntaxNode | null | undefined): boolean => {
     if (v?.type !== "call") return false;
-    const path = (ctx.model.resolve(v.childForFieldName("function")) ?? "").replace(/\(\)/g, "()");
+    const path = ctx.model.resolve(v.childForFieldName("function")) ?? "";
     return method === "submit" ? EXECUTORS.has(path) : POOLS.test(path);
   };
   for (const a of ctx.model.nodesMentioning("assignment", [obj.text.replace(/^.*\./, "")])) {
@@ -124,9 +124,6 @@ function isCountedIndex(ctx: RuleContext, arg: SyntaxNode, at: SyntaxNode): bool
         if (first?.text === t) return true;
       }
     }
-  const esc = t.replace(/[.]/g, "\\.");
-  // `x + 1`, or `(x + 1) % n` with any n (`len(self.stubs)`): still 0, 1, ... below n.
-  const step = new RegExp(`^(?:${esc}\\s*\\+\\s*1|\\(\\s*${esc}\\s*\\+\\s*1\\s*\\)\\s*%\\s*[^%]+)$`, "s");
   let starts = false;
   let ok = true;
   let seen = 0;
@@ -137,8 +134,21 @@ function isCountedIndex(ctx: RuleContext, arg: SyntaxNode, at: SyntaxNode): bool
     const right = a.childForFieldName("right");
     const op = a.type === "augmented_assignment" ? a.childForFieldName("operator")?.text : "=";
     if (op === "=" && right?.text === "0") starts = true;
-    else if (!((op === "+=" && right?.text === "1") || (op === "=" && step.test(right?.text ?? "")))) ok = false;
+    else if (!((op === "+=" && right?.text === "1") || (op === "=" && isStep(right, t)))) ok = false;
   }
   // The counter is the file's own: a method of another file could change it too, but not to a GPU id.
   return ok && starts && seen >= 2 && enclosingFunction(at) !== null;
+}
+
+/** `x + 1`, or `(x + 1) % n` with any n (`len(self.stubs)`): still 0, 1, ... below n; `x` is the counter's text. */
+function isStep(n: SyntaxNode | null | undefined, x: string): boolean {
+  const plusOne = (e: SyntaxNode | null | undefined): boolean =>
+    e?.type === "binary_operator" &&
+    e.childForFieldName("operator")?.text === "+" &&
+    e.childForFieldName("left")?.text === x &&
+    e.childForFieldName("right")?.text === "1";
+  if (plusOne(n)) return true;
+  if (n?.type !== "binary_operator" || n.childForFieldName("operator")?.text !== "%") return false;
+  const left = n.childForFieldName("left");
+  return left?.type === "parenthesized_expression" && plusOne(left.namedChildren[0]);
 }
