@@ -21,6 +21,8 @@ export interface RuleJson extends Omit<RuleDocs, "language"> {
   /** `default`, or `preview` (runs only with `--preview`). */
   set: "default" | "preview";
   fixable: boolean;
+  /** When fixable: `safe`, `unsafe` or `both` (RuleMeta.fixSafety). */
+  fixSafety?: "safe" | "unsafe" | "both";
 }
 
 function ruleJson(r: Rule): RuleJson {
@@ -32,6 +34,7 @@ function ruleJson(r: Rule): RuleJson {
     severity,
     set: r.meta.preview ? "preview" : "default",
     fixable,
+    ...(r.meta.fixSafety ? { fixSafety: r.meta.fixSafety } : {}),
     ...fields,
     references: [...docs.references],
   };

@@ -11,7 +11,7 @@ const BANNER =
 
 /** The doc page of one rule, as committed in docs/rules/<code>.md. */
 export function renderRuleDoc(rule: Rule): string {
-  const { code, name, severity, fixable, docs } = rule.meta;
+  const { code, name, severity, docs } = rule.meta;
   const language = languageOf(rule);
   const lines = [
     BANNER,
@@ -19,7 +19,7 @@ export function renderRuleDoc(rule: Rule): string {
     "",
     `- **Severity:** ${severity}`,
     `- **Set:** ${rule.meta.preview ? "preview (off unless preview is on: `--preview`, `gpuPilot.lint.preview`, `[tool.gpu-pilot] preview = true`; below the default set's precision bar on the ecosystem corpus)" : "default"}`,
-    `- **Fixable:** ${fixable ? "yes (quick fix)" : "no"}`,
+    `- **Fixable:** ${fixableText(rule)}`,
     "",
     "## What it does",
     "",
@@ -53,11 +53,33 @@ export function renderRuleDoc(rule: Rule): string {
   return lines.join("\n");
 }
 
+/**
+ * The page's "Fixable" line: whether the rule's fixes are safe (applied by `--fix`, Fix All and on
+ * save), unsafe (offered only, applied by `--unsafe-fixes`), or either by finding (`meta.fixSafety`).
+ */
+function fixableText(rule: Rule): string {
+  if (!rule.meta.fixable) return "no";
+  switch (rule.meta.fixSafety) {
+    case "safe":
+      return "yes, a safe fix (applied by `--fix`, **Fix All** and `source.fixAll` on save; also a quick fix)";
+    case "unsafe":
+      return "yes, an unsafe fix: offered as a quick fix and applied by `--fix --unsafe-fixes` or **Apply Unsafe Fixes**, never by `--fix` alone or on save (review what it changes)";
+    default:
+      return "yes: a safe fix where the finding allows one (applied by `--fix`, **Fix All** and on save), else an unsafe one (a quick fix; `--fix --unsafe-fixes`)";
+  }
+}
+
+/** The index's "Fixable" cell: `safe`, `unsafe`, `safe or unsafe`, or `no`. */
+function fixableCell(rule: Rule): string {
+  if (!rule.meta.fixable) return "no";
+  return rule.meta.fixSafety === "both" ? "safe or unsafe" : (rule.meta.fixSafety ?? "yes");
+}
+
 /** The index of all rules (docs/rules/README.md): one table row per rule, in code order. */
 export function renderRulesIndex(rules: readonly Rule[]): string {
   const rows = rules.map((r) => {
-    const { code, name, severity, fixable, docs } = r.meta;
-    return `| [${code}](${code}.md) | ${name} | ${severity}${r.meta.preview ? " (preview)" : ""} | ${fixable ? "yes" : "no"} | ${cell(firstSentence(docs.what))} |`;
+    const { code, name, severity, docs } = r.meta;
+    return `| [${code}](${code}.md) | ${name} | ${severity}${r.meta.preview ? " (preview)" : ""} | ${fixableCell(r)} | ${cell(firstSentence(docs.what))} |`;
   });
   return [
     BANNER,
@@ -66,7 +88,7 @@ export function renderRulesIndex(rules: readonly Rule[]): string {
     "Each rule reports one kind of GPU device-selection mistake in Python files and notebooks. Severities are the defaults;",
     "a project can change them (`[tool.gpu-pilot]` in pyproject.toml) and silence a line with `# noqa: GPUnnn`.",
     "",
-    "| Code | Name | Severity | Quick fix | What it does |",
+    "| Code | Name | Severity | Fix | What it does |",
     "|---|---|---|---|---|",
     ...rows,
     "",

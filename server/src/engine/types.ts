@@ -104,6 +104,14 @@ export interface RuleMeta {
   /** Whether the rule offers a quick fix for at least some findings. */
   fixable: boolean;
   /**
+   * Which fixes a fixable rule offers: `safe` ones only (applied by `--fix`, Fix All and
+   * `source.fixAll` on save), `unsafe` ones only (offered as quick fixes and applied by
+   * `--fix --unsafe-fixes` or Apply Unsafe Fixes, never by `--fix` alone), or `both`, by finding
+   * (`Fix.safe`). Set exactly when `fixable`; registry.test.ts checks it against the fixes the rule's
+   * snapshot shows.
+   */
+  fixSafety?: "safe" | "unsafe" | "both";
+  /**
    * In the preview set: off unless preview is on (`--preview`, `gpuPilot.lint.preview`,
    * `[tool.gpu-pilot] preview = true`), as Ruff does, because its precision on the ecosystem corpus
    * (test/ecosystem) is below the default set's 95% bar. Checks of a default rule can be preview

@@ -119,6 +119,23 @@ for (const rule of RULES) {
     assert.ok(text.includes(`\n${code} `), `${code}.snap records no finding of ${code}`);
   });
 
+  test(`${code}: its fixSafety matches the fixes its snapshot shows`, () => {
+    const snap = readFileSync(join(FIXTURES_DIR, code, `${code}.snap`), "utf8");
+    const shown = { safe: snap.includes("\n  fix (safe): "), unsafe: snap.includes("\n  fix (unsafe): ") };
+    if (!rule.meta.fixable) {
+      assert.equal(rule.meta.fixSafety, undefined, `${code} is not fixable but declares fixSafety`);
+      assert.deepEqual(shown, { safe: false, unsafe: false }, `${code} is not fixable but its snapshot shows a fix`);
+      return;
+    }
+    const declared = rule.meta.fixSafety;
+    assert.ok(declared, `${code} is fixable but declares no fixSafety ("safe", "unsafe" or "both")`);
+    assert.ok(shown.safe || shown.unsafe, `${code} is fixable but its snapshot shows no fix`);
+    if (declared === "safe")
+      assert.ok(!shown.unsafe, `${code} declares safe fixes only, but its snapshot shows an unsafe one`);
+    if (declared === "unsafe")
+      assert.ok(!shown.safe, `${code} declares unsafe fixes only, but its snapshot shows a safe one`);
+  });
+
   test(`${code}: has fixtures that fire and fixtures that must not`, () => {
     const dir = join(FIXTURES_DIR, code);
     assert.ok(existsSync(dir), `missing test/fixtures/rules/${code}/`);

@@ -33,6 +33,7 @@ export const rule: PythonRule = {
     name: "env-after-cuda-init",
     severity: "error",
     fixable: true,
+    fixSafety: "both",
     // An environment write of a startup variable, by name (TextProbe.envWith); or, with a project
     // index, the name of a project function that writes one (its call is the write: python/walker.ts
     // projectCall), as a whole word.

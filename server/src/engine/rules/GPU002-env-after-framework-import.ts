@@ -94,6 +94,7 @@ export const rule: PythonRule = {
     // fragile, not wrong. On the ecosystem corpus every finding was of this kind (test/ecosystem).
     severity: "information",
     fixable: true,
+    fixSafety: "both",
     // An environment write of a startup variable, by name (TextProbe.envWith).
     trigger: (t) => t.envWith(STARTUP_VARIABLES),
     docs: {

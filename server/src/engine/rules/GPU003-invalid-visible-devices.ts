@@ -15,6 +15,7 @@ export const rule: PythonRule = {
     name: "invalid-visible-devices",
     severity: "error",
     fixable: true,
+    fixSafety: "safe",
     // A CUDA_VISIBLE_DEVICES write, by name (TextProbe.envWith).
     trigger: (t) => t.envWith(["CUDA_VISIBLE_DEVICES"]),
     docs: {

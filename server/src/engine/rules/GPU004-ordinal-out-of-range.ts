@@ -10,6 +10,7 @@ export const rule: PythonRule = {
     name: "ordinal-out-of-range",
     severity: "error",
     fixable: true,
+    fixSafety: "unsafe",
     // Needs the file's own CUDA_VISIBLE_DEVICES write (TextProbe.envWith).
     trigger: (t) => t.envWith(["CUDA_VISIBLE_DEVICES"]),
     docs: {

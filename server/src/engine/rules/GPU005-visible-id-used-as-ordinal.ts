@@ -15,6 +15,7 @@ export const rule: PythonRule = {
     name: "visible-id-used-as-ordinal",
     severity: "error",
     fixable: true,
+    fixSafety: "unsafe",
     // A read of CUDA_VISIBLE_DEVICES or the value the file wrote to it (TextProbe.envWith).
     trigger: (t) => t.envWith(["CUDA_VISIBLE_DEVICES"]),
     docs: {

@@ -14,6 +14,7 @@ export const rule: PythonRule = {
     name: "device-order-not-pci",
     severity: "information",
     fixable: true,
+    fixSafety: "both",
     preview: true,
     // A CUDA_VISIBLE_DEVICES write, by name (TextProbe.envWith).
     trigger: (t) => t.envWith(["CUDA_VISIBLE_DEVICES"]),

@@ -232,6 +232,7 @@ export const rule: PythonRule = {
     name: "misspelled-cuda-variable",
     severity: "warning",
     fixable: true,
+    fixSafety: "unsafe",
     // An environment access and a name misspellingOf reports, written whole in a string literal or a
     // keyword (TextProbe.writesName); in a notebook, a variable an IPython line writes counts too.
     trigger: (t) => t.envAccess() && t.writesName(MISSPELLINGS),

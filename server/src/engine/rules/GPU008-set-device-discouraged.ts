@@ -46,6 +46,7 @@ export const rule: PythonRule = {
     name: "set-device-discouraged",
     severity: "information",
     fixable: true,
+    fixSafety: "unsafe",
     // Default: set_device in a thread (threading, concurrent.futures, multiprocessing's thread pools,
     // asyncio.to_thread, any run_in_executor); preview: any set_device. A default finding also needs a
     // constant device (an integer, a string or a device(...) of them, `isConstantDevice`): a digit or

@@ -25,6 +25,7 @@ export const rule: PythonRule = {
     name: "reimport-does-not-reset-cuda",
     severity: "error",
     fixable: true,
+    fixSafety: "unsafe",
     // A framework it knows (FRAMEWORKS), by name, and: `importlib.reload(torch)` / `imp.reload` (the
     // names reload and importlib or imp); `sys.modules.pop("torch")` (sys, modules, pop); a `del`
     // before an `import` (the re-import) whose target is `sys.modules[...]` or a name bound to the

@@ -28,6 +28,7 @@ export const rule: PythonRule = {
     name: "dataparallel-pitfalls",
     severity: "error",
     fixable: true,
+    fixSafety: "unsafe",
     // torch.nn(.parallel(.data_parallel)).DataParallel in the code, not DistributedDataParallel (TextProbe.codeWord).
     trigger: (t) => t.codeWord("DataParallel", true),
     docs: {

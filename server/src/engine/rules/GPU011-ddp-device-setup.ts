@@ -29,6 +29,7 @@ export const rule: PythonRule = {
     name: "ddp-device-setup",
     severity: "warning",
     fixable: true,
+    fixSafety: "unsafe",
     // Default: an init_process_group in the code (not only in a docstring or comment) whose backend
     // is NCCL (a string holding "nccl" in any case, or a name ending in .NCCL: `isNccl`), followed by
     // work on the current device (`.cuda()`, "cuda", or a collective that uses it:

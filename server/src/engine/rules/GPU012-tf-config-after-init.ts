@@ -41,6 +41,7 @@ export const rule: PythonRule = {
     name: "tf-config-after-init",
     severity: "error",
     fixable: true,
+    fixSafety: "unsafe",
     // tensorflow or keras in a code word (TextProbe.codeWord): the config call resolves through them.
     trigger: (t) => t.codeWord("tensorflow", false) || t.codeWord("keras", false),
     docs: {

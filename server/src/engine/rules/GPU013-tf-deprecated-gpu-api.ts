@@ -31,6 +31,7 @@ export const rule: PythonRule = {
     name: "tf-deprecated-gpu-api",
     severity: "warning",
     fixable: true,
+    fixSafety: "both",
     // tensorflow or keras in a code word (TextProbe.codeWord): the deprecated call resolves through them.
     trigger: (t) => t.codeWord("tensorflow", false) || t.codeWord("keras", false),
     docs: {

@@ -46,6 +46,7 @@ export const rule: PythonRule = {
     name: "notebook-shell-export",
     severity: "warning",
     fixable: true,
+    fixSafety: "both",
     // Notebook shell lines only (`!export K=v` of a startup variable: TextProbe.magicWith).
     trigger: (t) => t.magicWith(STARTUP_VARIABLES),
     docs: {

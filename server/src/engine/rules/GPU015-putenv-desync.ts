@@ -13,6 +13,7 @@ export const rule: PythonRule = {
     name: "putenv-desync",
     severity: "error",
     fixable: true,
+    fixSafety: "both",
     // os.putenv of a startup variable, by name.
     trigger: (t) => t.has("putenv") && t.hasAny(STARTUP_VARIABLES),
     docs: {

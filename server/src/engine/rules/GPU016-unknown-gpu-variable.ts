@@ -59,6 +59,7 @@ export const rule: PythonRule = {
     name: "unknown-gpu-variable",
     severity: "warning",
     fixable: true,
+    fixSafety: "unsafe",
     // An environment access naming one of the folklore variables (TextProbe.envWith).
     trigger: (t) => t.envWith(FOLKLORE_NAMES),
     docs: {

@@ -20,6 +20,7 @@ export const rule: ManifestRule = {
     name: "k8s-gpu-resources",
     severity: "error",
     fixable: true,
+    fixSafety: "both",
     // A GPU resource name in a container's limits or requests (`isGpuResource`): nvidia.com/gpu,
     // nvidia.com/gpu.shared, nvidia.com/mig-*, amd.com/gpu; pod containers are read from YAML, not compose files.
     trigger: (t, kind) => kind === "yaml" && (t.includes("nvidia.com/") || t.includes("amd.com/gpu")),

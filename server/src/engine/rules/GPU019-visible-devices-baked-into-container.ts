@@ -13,6 +13,7 @@ export const rule: ManifestRule = {
     name: "visible-devices-baked-into-container",
     severity: "warning",
     fixable: true,
+    fixSafety: "unsafe",
     // CUDA_VISIBLE_DEVICES or NVIDIA_VISIBLE_DEVICES set in a compose environment or a pod's env.
     trigger: (t) => t.includes("VISIBLE_DEVICES"),
     docs: {

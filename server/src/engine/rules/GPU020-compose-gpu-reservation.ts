@@ -22,6 +22,7 @@ export const rule: ManifestRule = {
     name: "compose-gpu-reservation",
     severity: "error",
     fixable: true,
+    fixSafety: "both",
     // services.<name>.deploy.resources.reservations.devices of a compose file.
     trigger: (t, kind) => kind === "compose" && t.includes("devices") && t.includes("services"),
     docs: {

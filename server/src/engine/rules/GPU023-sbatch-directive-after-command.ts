@@ -8,6 +8,7 @@ export const rule: ManifestRule = {
     name: "sbatch-directive-after-command",
     severity: "warning",
     fixable: true,
+    fixSafety: "unsafe",
     // Reports on job scripts only (rules/shared/jobScript.ts `jobScriptOf`), never on a YAML manifest.
     trigger: () => false,
     docs: {

@@ -55,6 +55,7 @@ export const rule: ManifestRule = {
     name: "gpus-per-node-used-as-count",
     severity: "warning",
     fixable: true,
+    fixSafety: "unsafe",
     // Reports on job scripts only (rules/shared/jobScript.ts `jobScriptOf`), never on a YAML manifest.
     trigger: () => false,
     docs: {

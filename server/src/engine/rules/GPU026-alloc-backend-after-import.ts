@@ -38,6 +38,7 @@ export const rule: PythonRule = {
     name: "alloc-backend-after-import",
     severity: "error",
     fixable: true,
+    fixSafety: "both",
     // An environment write of an allocator variable, by name (TextProbe.envWith).
     trigger: (t) => t.envWith(ALLOC_CONF_VARIABLES),
     docs: {

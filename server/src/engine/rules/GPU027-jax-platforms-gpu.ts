@@ -32,6 +32,7 @@ export const rule: PythonRule = {
     name: "jax-platforms-gpu",
     severity: "warning",
     fixable: true,
+    fixSafety: "unsafe",
     // A JAX_PLATFORMS write, or `jax.config.update("jax_platforms", ...)`.
     trigger: (t) => t.envWith(["JAX_PLATFORMS"]) || t.has("jax_platforms"),
     docs: {

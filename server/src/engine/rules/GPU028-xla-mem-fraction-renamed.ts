@@ -28,6 +28,7 @@ export const rule: PythonRule = {
     name: "xla-mem-fraction-renamed",
     severity: "information",
     fixable: true,
+    fixSafety: "unsafe",
     // An XLA_PYTHON_CLIENT_MEM_FRACTION write, by name (TextProbe.envWith).
     trigger: (t) => t.envWith(["XLA_PYTHON_CLIENT_MEM_FRACTION"]),
     docs: {

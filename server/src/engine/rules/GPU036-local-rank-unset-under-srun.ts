@@ -14,6 +14,7 @@ export const rule: PythonRule = {
     name: "local-rank-unset-under-srun",
     severity: "warning",
     fixable: true,
+    fixSafety: "unsafe",
     // A LOCAL_RANK read, by name; runs only when a job script starts the file.
     trigger: (t) => t.has("LOCAL_RANK"),
     needs: "slurm",

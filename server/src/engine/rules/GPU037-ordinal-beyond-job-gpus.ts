@@ -118,6 +118,7 @@ export const rule: PythonRule = {
     name: "ordinal-beyond-job-gpus",
     severity: "warning",
     fixable: true,
+    fixSafety: "unsafe",
     // A device use (the words cuda or device: python/devices.ts `deviceUses`); runs only when a job
     // script starts the file.
     trigger: (t) => t.has("cuda") || t.has("device") || (t.has("distributed") && t.has("initialize")),

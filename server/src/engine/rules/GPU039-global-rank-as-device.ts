@@ -401,6 +401,7 @@ export const rule: PythonRule = {
     name: "global-rank-as-device",
     severity: "warning",
     fixable: true,
+    fixSafety: "unsafe",
     // A global rank: an environment read of RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK (the word RANK
     // or PROCID in the text), torch.distributed's get_rank, or Accelerate's process_index (python/rankFlow.ts).
     // A rank returned by a project function reaches a file with none of those: followed where the file

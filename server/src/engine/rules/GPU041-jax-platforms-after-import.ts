@@ -25,6 +25,7 @@ export const rule: PythonRule = {
     name: "jax-platforms-after-import",
     severity: "warning",
     fixable: true,
+    fixSafety: "both",
     // A JAX_PLATFORMS or JAX_PLATFORM_NAME write, by name (TextProbe.envWith).
     trigger: (t) => t.envWith(["JAX_PLATFORMS", "JAX_PLATFORM_NAME"]),
     docs: {

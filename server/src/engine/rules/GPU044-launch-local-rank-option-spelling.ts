@@ -40,6 +40,7 @@ export const rule: PythonRule = {
     name: "launch-local-rank-option-spelling",
     severity: "warning",
     fixable: true,
+    fixSafety: "safe",
     // The underscored option in an add_argument call, by name (the parse may be in a caller of another
     // module); runs only when a script of the project passes the local rank as an argument to this
     // file or to another file around it (the launch lookup that GPU036 and GPU037 use).

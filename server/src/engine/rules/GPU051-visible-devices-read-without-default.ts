@@ -142,6 +142,7 @@ export const rule: PythonRule = {
     name: "visible-devices-read-without-default",
     severity: "warning",
     fixable: true,
+    fixSafety: "unsafe",
     preview: true,
     // A subscript read of the variable names it in a string.
     trigger: (t) => t.has(VARIABLE) && t.hasWord("environ"),

@@ -168,6 +168,7 @@ export const rule: ManifestRule = {
     name: "startup-variable-not-exported",
     severity: "warning",
     fixable: true,
+    fixSafety: "unsafe",
     // Shell scripts only: never a YAML manifest.
     trigger: () => false,
     docs: {

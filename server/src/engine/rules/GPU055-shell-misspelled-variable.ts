@@ -60,6 +60,7 @@ export const rule: ManifestRule = {
     name: "shell-misspelled-variable",
     severity: "warning",
     fixable: true,
+    fixSafety: "unsafe",
     // Shell scripts only: never a YAML manifest.
     trigger: () => false,
     docs: {

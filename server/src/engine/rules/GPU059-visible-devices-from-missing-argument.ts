@@ -167,6 +167,7 @@ export const rule: ManifestRule = {
     name: "visible-devices-from-missing-argument",
     severity: "warning",
     fixable: true,
+    fixSafety: "unsafe",
     // Shell scripts only: never a YAML manifest.
     trigger: () => false,
     docs: {

@@ -463,6 +463,7 @@ export const rule: PythonRule = {
     name: "ray-runtime-env-copies-visible-devices",
     severity: "warning",
     fixable: true,
+    fixSafety: "unsafe",
     // 2 of 8 public findings true, 6 noise (docs.whenNotToCare): below the default set's 95%.
     preview: true,
     // A site names `runtime_env` (a keyword or a dictionary key), the copy reads `environ`, and Ray is imported.

@@ -63,6 +63,7 @@ export const rule: PythonRule = {
     name: "launch-visible-devices-overwritten",
     severity: "warning",
     fixable: true,
+    fixSafety: "unsafe",
     // A CUDA_VISIBLE_DEVICES write; runs only when a project script starts the file with the variable set.
     trigger: (t) => t.envWith(["CUDA_VISIBLE_DEVICES"]),
     needs: "visibleLaunch",

@@ -60,6 +60,7 @@ export const rule: PythonRule = {
     name: "ctranslate2-device-with-index",
     severity: "error",
     fixable: true,
+    fixSafety: "safe",
     // faster-whisper or CTranslate2, and a device string with an index.
     trigger: (t) => (t.has("faster_whisper") || t.has("ctranslate2")) && t.has("cuda:"),
     docs: {

@@ -22,6 +22,7 @@ export const rule: ManifestRule = {
     name: "cuda-image-without-gpu-request",
     severity: "warning",
     fixable: true,
+    fixSafety: "unsafe",
     preview: true,
     // The image names of `cudaImage` (a container's `image` value, one line of the source).
     trigger: (t, kind) => kind === "yaml" && IMAGE_NEEDLES.some((n) => t.includes(n)),

@@ -16,6 +16,7 @@ export const rule: ManifestRule = {
     name: "privileged-container-sees-all-gpus",
     severity: "warning",
     fixable: true,
+    fixSafety: "unsafe",
     preview: true,
     // A container's `privileged` key beside an `nvidia.com/gpu` limit (podRequest).
     trigger: (t, kind) => kind === "yaml" && t.includes("privileged") && t.includes("nvidia.com/gpu"),
