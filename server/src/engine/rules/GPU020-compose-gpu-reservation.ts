@@ -72,7 +72,8 @@ function checkDeviceIds(ctx: ManifestRuleContext, d: YAMLMap, ids: Pair, who: st
   for (const item of ids.value.items) {
     if (!isScalar(item) || typeof item.value !== "string") continue;
     const text = item.value.trim();
-    if (templated(text) || !/[{}]/.test(text)) continue;
+    // `{{ x }}`: a Jinja or Go template that fills the file in before Compose reads it.
+    if (templated(text) || !/[{}]/.test(text) || text.includes("{{")) continue;
     const braced = BRACED_WITHOUT_DOLLAR.test(text);
     const src = ctx.manifest.src;
     const start = item.range?.[0] ?? 0;
