@@ -30,6 +30,7 @@ import { excludedBy, GitignoreFilter, type ExcludeSettings } from "./engine/excl
 import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { RULES } from "./engine/rules/index";
 import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
+import { DEVCONTAINER_FOLDER } from "./engine/manifests/files";
 import type { Range, TextEdit, Severity } from "./engine/types";
 import { parseQueryGpu } from "../../common/src/nvidiaSmi/parse";
 import { QUERY_GPU_ARGS, runNvidiaSmi } from "../../common/src/gpu/nvidiaSmi";
@@ -459,7 +460,8 @@ function collectFiles(paths: string[], note: (s: string) => void, exclusion: Exc
   };
   /** `skip(path, isDir)`: whether the walk leaves an entry out (see the loop over `paths` below). */
   type Skip = (path: string, isDir: boolean) => boolean;
-  const walk = (dir: string, tree: string, skip: Skip, knownReal?: string) => {
+  /** `devOnly`: inside a `.devcontainer` folder, where only Dev Container configurations are read. */
+  const walk = (dir: string, tree: string, skip: Skip, knownReal?: string, devOnly = false) => {
     let realDir: string;
     if (knownReal !== undefined) realDir = knownReal;
     else {
@@ -498,8 +500,13 @@ function collectFiles(paths: string[], note: (s: string) => void, exclusion: Exc
         }
       } // a dangling link, or a link loop (ELOOP)
       if (st.isDirectory()) {
-        if (!n.startsWith(".") && !skip(p, true)) walk(p, tree, skip, plain ? join(realDir, n) : undefined);
-      } else if (n.endsWith(".py") || n.endsWith(".ipynb") || manifestKindOf(n)) {
+        // Hidden folders are left out, except `.devcontainer` for its devcontainer.json files.
+        const dev = devOnly || n === DEVCONTAINER_FOLDER;
+        if ((!n.startsWith(".") || dev) && !skip(p, true))
+          walk(p, tree, skip, plain ? join(realDir, n) : undefined, dev);
+      } else if (
+        devOnly ? manifestKindOf(p) === "devcontainer" : n.endsWith(".py") || n.endsWith(".ipynb") || manifestKindOf(p)
+      ) {
         if (skip(p, false)) continue;
         if (st.isFile()) add(p, tree, plain ? join(realDir, n) : undefined);
         else note(`gpu-pilot: skipped ${p}: not a regular file (${fileKind(st as Stats)})\n`);

@@ -119,6 +119,12 @@ export function createLanguageClient(o: LanguageClientOptionsIn): GpuPilotLangua
       // and .sbatch/.slurm files, which VS Code gives no shell language by default.
       { scheme: "file", language: "shellscript" },
       { scheme: "file", pattern: "**/*.{sbatch,slurm}" },
+      // Dev Container configurations (GPU072: `runArgs`), where the specification looks for them;
+      // VS Code gives them `jsonc`, which the path narrows down.
+      {
+        scheme: "file",
+        pattern: "**/{.devcontainer.json,.devcontainer/devcontainer.json,.devcontainer/*/devcontainer.json}",
+      },
     ],
     initializationOptions: o.initializationOptions,
     // The server re-reads [tool.gpu-pilot] and the torch pin when these change.

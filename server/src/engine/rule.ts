@@ -140,6 +140,8 @@ export type ManifestTrigger = (text: string, kind: "compose" | "yaml") => boolea
 export interface ManifestRuleMeta extends RuleMeta {
   /** The cheap text test that decides whether the rule can fire on a YAML manifest. */
   trigger: ManifestTrigger;
+  /** The rule reads Dev Container configurations (devcontainer.json): only such rules run on them. */
+  devcontainer?: true;
 }
 
 /** A rule that lints Python modules and notebooks. */

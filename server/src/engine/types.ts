@@ -92,7 +92,7 @@ export interface RuleDocs {
   /** Sources: ground-truth rows, NVIDIA / PyTorch / TensorFlow / JAX documentation. */
   references: string[];
   /** Language (Markdown fence) of `example` and `fix`: `python` when left out; `yaml` or `dockerfile` for manifest rules. */
-  language?: "python" | "yaml" | "dockerfile" | "bash";
+  language?: "python" | "yaml" | "dockerfile" | "bash" | "jsonc";
 }
 
 /** A rule's fixed metadata. */

@@ -92,6 +92,10 @@ test("activate: registers exactly the commands of package.json, starts the serve
     { scheme: "file", language: "yaml" },
     { scheme: "file", language: "shellscript" },
     { scheme: "file", pattern: "**/*.{sbatch,slurm}" },
+    {
+      scheme: "file",
+      pattern: "**/{.devcontainer.json,.devcontainer/devcontainer.json,.devcontainer/*/devcontainer.json}",
+    },
   ]);
   assert.deepEqual(client.clientOptions.initializationOptions, {
     eagerInitModules: EAGER_DEFAULT,

@@ -222,7 +222,13 @@ const EXAMPLE_DIR = (() => {
 
 function manifestCodes(text: string, language: string, code: string): string[] {
   const kinds: ManifestKind[] =
-    language === "dockerfile" ? ["dockerfile"] : language === "bash" ? ["jobscript"] : ["yaml", "compose"];
+    language === "dockerfile"
+      ? ["dockerfile"]
+      : language === "bash"
+        ? ["jobscript"]
+        : language === "jsonc"
+          ? ["devcontainer"]
+          : ["yaml", "compose"];
   // GPU045 compares ids with the machine its example names (one GPU).
   const machine = code === "GPU045" ? { machine: { gpuCount: 1, uuids: [] } } : {};
   return kinds.flatMap((k) =>

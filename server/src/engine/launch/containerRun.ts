@@ -42,6 +42,8 @@ const SWITCHES = new Set([
 
 /** A `docker run` command line, as far as GPU043, GPU045 and GPU040 read it. */
 export interface ContainerRun {
+  /** The container CLI: `docker`, `podman` or `nerdctl`. */
+  engine: string;
   /** The image (the first word after the options); null when none is written. */
   image: ShellWord | null;
   /** The words after the image: the container's command, or the arguments of the image's ENTRYPOINT. */
@@ -64,7 +66,7 @@ export function containerRun(c: ShellCommand): ContainerRun | null {
   k++;
   if (w[k]?.value === "container") k++;
   if (w[k]?.value !== "run" && w[k]?.value !== "create") return null;
-  const out: ContainerRun = { image: null, args: [], entrypoint: false, gpus: null, env: null };
+  const out: ContainerRun = { engine, image: null, args: [], entrypoint: false, gpus: null, env: null };
   for (k++; k < w.length; k++) {
     const word = w[k];
     const v = word.value;

@@ -3,16 +3,31 @@
  * objects), or a shell script that may be a Slurm job script. Decided by the editor's language id when there is one, else by the file name, as VS
  * Code's built-in `dockerfile`, `dockercompose` and `yaml` languages do.
  */
-import { basename } from "node:path";
+import { basename, dirname } from "node:path";
 
 /**
  * - `dockerfile`: `Dockerfile`, `Containerfile`, `Dockerfile.*`, `*.Dockerfile` (any case);
  * - `compose`: `compose*.yml`/`.yaml`, `docker-compose*.yml`, `*docker*compose*.yaml`;
  * - `yaml`: any other `.yml`/`.yaml`, whose documents with `apiVersion` and `kind` are Kubernetes objects;
  * - `jobscript`: `.sbatch`, `.slurm`, `.sh`, `.bash` (editor language `shellscript` or `slurm`): a Slurm
- *   batch script when it has `#SBATCH` lines (a shell script without them gets no finding).
+ *   batch script when it has `#SBATCH` lines (a shell script without them gets no finding);
+ * - `devcontainer`: a Dev Container configuration (JSON with comments) where the Dev Containers
+ *   specification looks for one: `.devcontainer/devcontainer.json`, `.devcontainer.json`,
+ *   `.devcontainer/<folder>/devcontainer.json`. Its `runArgs` are `docker run` options.
  */
-export type ManifestKind = "dockerfile" | "compose" | "yaml" | "jobscript";
+export type ManifestKind = "dockerfile" | "compose" | "yaml" | "jobscript" | "devcontainer";
+
+/** The folder the Dev Containers specification reads configurations from. */
+export const DEVCONTAINER_FOLDER = ".devcontainer";
+
+/** Whether a path names a Dev Container configuration (by its name and, for `devcontainer.json`, its folders). */
+export function isDevcontainerPath(file: string): boolean {
+  const name = basename(file);
+  if (name === ".devcontainer.json") return true;
+  if (name !== "devcontainer.json") return false;
+  const parent = dirname(file);
+  return basename(parent) === DEVCONTAINER_FOLDER || basename(dirname(parent)) === DEVCONTAINER_FOLDER;
+}
 
 /** Whether a base name (any case) names a shell script that may be a Slurm job script. */
 function isJobScriptName(name: string): boolean {
@@ -46,7 +61,8 @@ function isComposeName(name: string): boolean {
 
 /**
  * The manifest kind of a file, or null when it is none (Python, notebooks, anything else).
- * @param file the path of the file; only its base name is read. Null for unsaved buffers.
+ * @param file the path of the file; only its base name is read (and, for `devcontainer.json`, its
+ *   two parent folders' names). Null for unsaved buffers.
  * @param languageId the editor's language id, when known: `dockerfile`, `dockercompose`, `yaml`,
  *   `shellscript` and `slurm` decide; any other id (e.g. `python`) means "not a manifest".
  */
@@ -54,6 +70,8 @@ export function manifestKindOf(file: string | null, languageId?: string): Manife
   const name = file ? basename(file) : "";
   // `.sbatch`/`.slurm` have no language of their own in VS Code (plaintext, or an extension's `slurm`).
   if (/\.(?:sbatch|slurm)$/i.test(name)) return "jobscript";
+  // VS Code gives these `jsonc` (or `json`): the path decides, whatever the language.
+  if (file && isDevcontainerPath(file)) return "devcontainer";
   if (languageId !== undefined) {
     if (languageId === "dockerfile") return "dockerfile";
     if (languageId === "dockercompose") return "compose";

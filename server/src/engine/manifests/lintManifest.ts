@@ -17,6 +17,7 @@ import type { ManifestKind } from "./files";
 import { buildManifestModel } from "./model";
 import { manifestNoqaLines } from "./noqa";
 import { yamlErrorCount, type YamlParse } from "./yaml";
+import { devcontainerErrorCount } from "./devcontainer";
 import { fileOverSizeLimit } from "../limits";
 import {
   hasNeedleEscape,
@@ -159,8 +160,7 @@ export function lintManifest(
     const codes = noqa.get(d.range.start.line);
     return codes !== null && !codes!.has(d.code);
   });
-  const baseErrors =
-    kind === "dockerfile" || kind === "jobscript" ? 0 : model.documents.reduce((n, d) => n + d.doc.errors.length, 0);
+  const baseErrors = syntaxErrors(text, kind, model);
   for (const d of kept) {
     const override = options.severity?.[d.code];
     if (override) d.severity = override;
@@ -184,11 +184,22 @@ export function lintManifest(
   return { diagnostics: kept, ruleFailures, yaml, ...(deps.length ? { deps } : {}) };
 }
 
-/** A fix is kept only if it applies and the YAML has no more errors after it. */
+/** The syntax errors a fix may not add to: YAML's and devcontainer.json's (none counted for a Dockerfile or shell script). */
+function syntaxErrors(
+  text: string,
+  kind: ManifestKind,
+  model?: { documents: { doc: { errors: unknown[] } }[] },
+): number {
+  if (kind === "dockerfile" || kind === "jobscript") return 0;
+  if (kind === "devcontainer") return devcontainerErrorCount(text);
+  return model ? model.documents.reduce((n, d) => n + d.doc.errors.length, 0) : yamlErrorCount(text);
+}
+
+/** A fix is kept only if it applies and the YAML (or JSON) has no more errors after it. */
 function fixKeepsSyntax(text: string, kind: ManifestKind, edits: readonly TextEdit[], baseErrors: number): boolean {
   try {
     const fixed = applyEdits(text, [...edits]);
-    return kind === "dockerfile" || kind === "jobscript" || yamlErrorCount(fixed) <= baseErrors;
+    return kind === "dockerfile" || kind === "jobscript" || syntaxErrors(fixed, kind) <= baseErrors;
   } catch {
     return false;
   }
@@ -205,7 +216,8 @@ export function manifestFixParsesCleanly(
   fix: { edits: readonly TextEdit[] },
 ): boolean {
   if (kind === "dockerfile" || kind === "jobscript") return fixKeepsSyntax(text, kind, fix.edits, 0);
-  const base = buildManifestModel(text, kind).documents.reduce((n, d) => n + d.doc.errors.length, 0);
+  const base =
+    kind === "devcontainer" ? syntaxErrors(text, kind) : syntaxErrors(text, kind, buildManifestModel(text, kind));
   return fixKeepsSyntax(text, kind, fix.edits, base);
 }
 

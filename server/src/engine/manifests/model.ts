@@ -3,6 +3,7 @@
  * every Kubernetes pod spec, the services of a compose file, and every environment variable that a
  * Dockerfile `ENV`, a compose `environment` or a pod's `env` sets (with the edits that remove it).
  */
+import { devcontainerFacts, type DevcontainerFacts } from "./devcontainer";
 import type { Node, Pair, YAMLMap, YAMLSeq } from "yaml";
 import type { Range, TextEdit } from "../types";
 import type { ManifestKind } from "./files";
@@ -87,6 +88,8 @@ export interface ManifestModel {
   dockerfile: DockerfileFacts | null;
   /** Slurm job-script facts (job scripts only). */
   jobscript: JobScriptFacts | null;
+  /** Dev Container configuration facts (devcontainer.json only). */
+  devcontainer: DevcontainerFacts | null;
 }
 
 const quoteName = (s: string | null) => (s === null ? "" : ` "${s}"`);
@@ -210,7 +213,12 @@ export function buildManifestModel(text: string, kind: ManifestKind, previous?: 
     env: [],
     dockerfile: null,
     jobscript: null,
+    devcontainer: null,
   };
+  if (kind === "devcontainer") {
+    model.devcontainer = devcontainerFacts(text);
+    return model;
+  }
   if (kind === "jobscript") {
     model.jobscript = jobScriptFacts(src);
     return model;

@@ -14,6 +14,7 @@ import type { ManifestKind } from "./files";
 import { SourceText } from "./source";
 import { dockerfileFacts, type DockerfileFacts } from "./dockerfile";
 import { parseShell } from "./shell";
+import { devcontainerComments } from "./devcontainer";
 
 const NOQA = /#\s*noqa(?::\s*([A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?/i;
 
@@ -46,9 +47,26 @@ function shellComments(src: SourceText): LineComment[] {
   });
 }
 
-/** The line comments of a YAML file or shell script (the `# noqa` carriers: at the end of the line). */
+/**
+ * The `//` comments of a devcontainer.json (JSON with comments), from jsonc-parser's scanner, with the
+ * `//` read as ` #` (same length, so columns hold): `// noqa: GPU072` at the end of the line.
+ */
+function devcontainerLineComments(src: SourceText): LineComment[] {
+  return devcontainerComments(src.text)
+    .filter((c) => c.text.startsWith("//"))
+    .map((c) => {
+      const p = src.position(c.offset);
+      return { line: p.line, column: p.character, text: ` #${c.text.slice(2)}` };
+    });
+}
+
+/** The line comments of a YAML file, shell script or devcontainer.json (the `# noqa` carriers: at the end of the line). */
 const lineComments = (src: SourceText, kind: ManifestKind): LineComment[] =>
-  kind === "jobscript" ? shellComments(src) : yamlComments(src);
+  kind === "jobscript"
+    ? shellComments(src)
+    : kind === "devcontainer"
+      ? devcontainerLineComments(src)
+      : yamlComments(src);
 
 /** Comments of a YAML text, from the lexer's tokens (a `#` inside a string or block scalar is none). */
 function yamlComments(src: SourceText): LineComment[] {
@@ -143,6 +161,8 @@ export function manifestNoqaEdit(text: string, kind: ManifestKind, line: number,
   const src = new SourceText(text);
   if (line >= src.starts.length) return null;
   if (kind === "jobscript" && text.slice(src.lineStart(line), src.lineEnd(line)).endsWith("\\")) return null;
+  // A devcontainer.json's `// noqa` is read, not written (no quick fix adds one).
+  if (kind === "devcontainer") return null;
   const at = noqaCommentFor(src, kind, line);
   if (!at) return null;
   const m = at.comment ? NOQA.exec(at.comment.text) : null;

@@ -71,6 +71,7 @@ import { rule as GPU068 } from "./GPU068-notebook-launcher-without-process-count
 import { rule as GPU069 } from "./GPU069-rank-modulo-beside-local-rank";
 import { rule as GPU070 } from "./GPU070-tf-input-pipeline-holds-gpus";
 import { rule as GPU071 } from "./GPU071-loop-hard-coded-visible-devices";
+import { rule as GPU072 } from "./GPU072-docker-gpus-device-list-split";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -144,6 +145,7 @@ export const RULES: readonly Rule[] = [
   GPU069,
   GPU070,
   GPU071,
+  GPU072,
 ];
 
 /** The rule with this code, or undefined. */

@@ -117,6 +117,7 @@ test("every manifest rule has a YAML trigger in its meta, and every rule is a Py
       "GPU066",
       "GPU067",
       "GPU071",
+      "GPU072",
     ],
   );
   for (const rule of MANIFEST_RULES) assert.equal(typeof rule.meta.trigger, "function", rule.meta.code);

@@ -114,6 +114,21 @@ test("a compose file (dockercompose) gets GPU020; hovering a code in a YAML noqa
   assert.deepEqual(hover!.range, { start: { line: 9, character: 28 }, end: { line: 9, character: 34 } });
 });
 
+test("a devcontainer.json (jsonc) gets GPU072 on its runArgs, with the safe fix; its // noqa hovers as the rule", async () => {
+  const text = '{\n  "image": "img",\n  "runArgs": ["--gpus", "device=2,3"],\n  "mounts": [] // noqa: GPU072\n}\n';
+  const uri = await open("/tmp/gp manifests/.devcontainer/devcontainer.json", "jsonc", text);
+  const [d] = await diagnosticsFor(uri, (ds) => ds.length > 0);
+  assert.equal(d.code, "GPU072");
+  assert.deepEqual(d.range, { start: { line: 2, character: 24 }, end: { line: 2, character: 36 } });
+  const fix = (await actionsFor(uri, d)).find((a) => a.title === "Quote the device list")!;
+  assert.equal(applyEdits(text, fix.edit!.changes[uri]), text.replace('"device=2,3"', '"\\"device=2,3\\""'));
+  const hover = await conn.sendRequest(HoverRequest.type, {
+    textDocument: { uri },
+    position: { line: 3, character: 27 },
+  });
+  assert.match((hover!.contents as { value: string }).value, /\*\*GPU072\*\* `docker-gpus-device-list-split`/);
+});
+
 test("other YAML and other languages get no manifest diagnostics", async () => {
   // The server lints in the order documents arrive: once values.yaml is published, notes.md was handled.
   const md = await open("/tmp/gp manifests/notes.md", "markdown", "ENV CUDA_VISIBLE_DEVICES=1\n");
