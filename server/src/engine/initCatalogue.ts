@@ -461,7 +461,8 @@ export function throughNote(modulePath: string, pins: LibraryPins = {}): string 
 export function catalogueSummary(entries: readonly CatalogueEntry[] = INIT_CATALOGUE): string {
   const name = (e: CatalogueEntry) => `\`${e.library}\`${e.versions === "*" ? "" : ` ${e.versions}`}`;
   const list = (xs: string[]) => [...new Set(xs)].join(", ");
-  const atImport = entries.filter((e) => e.initialises === "import").map(name);
+  const atImport = entries.filter((e) => e.initialises === "import" && !e.through).map(name);
+  const through = entries.filter((e) => e.through).map((e) => `${name(e)} (imports \`${e.through}\` where installed)`);
   const calls = entries.flatMap((e) =>
     Array.isArray(e.initialises) && e.initialises.length
       ? [`\`${e.initialises[0]}()\`${e.versions === "*" ? "" : ` (${e.library} ${e.versions})`}`]
@@ -471,6 +472,7 @@ export function catalogueSummary(entries: readonly CatalogueEntry[] = INIT_CATAL
   return (
     "GPU Pilot's init catalogue (each entry measured on a GPU machine, read in the library's source at a named commit and line, or, until measured, reported by users): " +
     `importing ${list(atImport)} initialises CUDA; ` +
+    (through.length ? `importing ${list(through)} initialises it where the project pins both; ` : "") +
     `calling ${list(calls)} initialises it; ` +
     `importing ${list(none)} does not`
   );

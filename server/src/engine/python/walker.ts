@@ -32,7 +32,10 @@ import { applicableEntries, importInitNote, INIT_CATALOGUE, pinnedImportEntry } 
 import type { CatalogueEntry } from "../initCatalogue";
 
 /** The depth of a pinned catalogue entry; for one with `through`, that of the library it imports (its pinned entry). */
-function pinnedDepth(e: CatalogueEntry | null, pins: Readonly<Record<string, string>> | undefined): InitDepth | undefined {
+function pinnedDepth(
+  e: CatalogueEntry | null,
+  pins: Readonly<Record<string, string>> | undefined,
+): InitDepth | undefined {
   if (!e || !pins) return undefined;
   return e.through ? (pinnedImportEntry(e.through, pins)?.depth ?? e.depth) : e.depth;
 }
