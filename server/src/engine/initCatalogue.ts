@@ -77,6 +77,15 @@ export interface CatalogueEntry {
   depth?: InitDepth;
   /** The framework whose runtime is initialised; default `torch`. */
   framework?: Framework;
+  /**
+   * The import initialises only by importing this other catalogued library (its import name:
+   * `bitsandbytes`), which the library imports only where that one is installed (peft before
+   * 0.7.1). Such an entry applies only where the project pins both: this library within
+   * `versions`, and that one at a version whose entries initialise at import ({@link
+   * applicableEntries}); elsewhere the library is not settled ({@link throughPending}). Only with
+   * `initialises: "import"`.
+   */
+  through?: string;
   provenance: Provenance;
   /** One line on what initialises (shown in docs, not in messages). */
   note?: string;
@@ -226,6 +235,8 @@ export function validateEntry(e: unknown, index: number): CatalogueEntry {
   if (!initialisesSomething && o.depth !== undefined) fail("depth is only for an entry that initialises");
   if (o.framework !== undefined && !FRAMEWORKS.includes(o.framework as Framework))
     fail(`framework must be one of ${FRAMEWORKS.join(", ")}`);
+  if (o.through !== undefined && (init !== "import" || typeof o.through !== "string" || !IDENT.test(o.through)))
+    fail('through must be an import name, and only with initialises "import"');
   const p = (o.provenance ?? null) as Record<string, unknown> | null;
   if (!p || typeof p !== "object") fail("provenance is missing");
   if (p!.kind === "measured") {
@@ -292,16 +303,42 @@ export function applicableEntries(
   pins: LibraryPins = {},
   catalogue: readonly CatalogueEntry[] = INIT_CATALOGUE,
 ): CatalogueEntry[] {
-  return catalogue.filter((e) => {
-    const pin = pins[normalisePackage(e.package)];
-    if (pin) {
-      try {
-        return rangesOverlap(e.versions, pin);
-      } catch {
-        /* unreadable pin: as unpinned */
-      }
+  const pending = new Set(throughPending(pins, catalogue));
+  return catalogue.filter((e) => versionApplies(e, pins, catalogue) && !pending.has(e));
+}
+
+/** Whether `e`'s versions apply to the project's pin of its package (unpinned: unless a later entry wholly follows it). */
+function versionApplies(e: CatalogueEntry, pins: LibraryPins, catalogue: readonly CatalogueEntry[]): boolean {
+  const pin = pins[normalisePackage(e.package)];
+  if (pin) {
+    try {
+      return rangesOverlap(e.versions, pin);
+    } catch {
+      /* unreadable pin: as unpinned */
     }
-    return !catalogue.some((f) => f !== e && f.library === e.library && whollyAfter(f.versions, e.versions));
+  }
+  return !catalogue.some((f) => f !== e && f.library === e.library && whollyAfter(f.versions, e.versions));
+}
+
+/**
+ * The entries with `through` (CatalogueEntry.through) whose versions apply to the project but whose
+ * condition the pins do not settle: the library itself is not pinned (an unpinned install could be
+ * any release), or the library it imports is not pinned (it may not be installed) or is pinned at
+ * versions whose entries do not initialise at import. Such a library is neither initialising nor
+ * known not to ({@link isCatalogued} is false: GPU002 names it, with {@link throughNote}).
+ */
+export function throughPending(
+  pins: LibraryPins = {},
+  catalogue: readonly CatalogueEntry[] = INIT_CATALOGUE,
+): CatalogueEntry[] {
+  const direct = catalogue.filter((e) => !e.through && versionApplies(e, pins, catalogue));
+  const eager = new Set(eagerModulesOf(direct));
+  return catalogue.filter((e) => {
+    if (!e.through || !versionApplies(e, pins, catalogue)) return false;
+    const via = catalogue.find((f) => f.library === e.through);
+    const settled =
+      !!pins[normalisePackage(e.package)] && !!via && !!pins[normalisePackage(via.package)] && eager.has(e.through);
+    return !settled;
   });
 }
 
@@ -330,12 +367,89 @@ export function importInitNote(
 ): string | null {
   const e = entries.find((x) => x.library === library && x.initialises === "import");
   if (!e) return null;
-  return `${e.library}${e.versions === "*" ? "" : ` ${e.versions}`} initialises CUDA when imported (${provenanceBrief(e)})`;
+  const range = `${e.library}${e.versions === "*" ? "" : ` ${e.versions}`}`;
+  if (e.through) {
+    const via = importInitNote(e.through, entries) ?? importInitNote(e.through);
+    return `${range} imports ${e.through} at import (${provenanceBrief(e)})${via ? `, and ${via}` : ""}`;
+  }
+  return `${range} initialises CUDA when imported (${provenanceBrief(e)})`;
 }
 
-/** Whether `modulePath` (an import's dotted path) is a library the catalogue knows, whatever it says. */
-export function isCatalogued(modulePath: string, entries: readonly CatalogueEntry[] = INIT_CATALOGUE): boolean {
-  return entries.some((e) => modulePath === e.library || modulePath.startsWith(e.library + "."));
+/**
+ * The entry that says `library`'s import initialises for a project that pins the library (or, for
+ * an entry with `through`, the library it imports): where the pins select an entry other than an
+ * unpinned project's, its depth and words are the ones to use. Null when `pins` names neither.
+ */
+export function pinnedImportEntry(library: string, pins: LibraryPins): CatalogueEntry | null {
+  const own = INIT_CATALOGUE.filter((e) => e.library === library);
+  const named = own.some((e) => pins[normalisePackage(e.package)] || (e.through && pinOf(e.through, pins)));
+  if (!named) return null;
+  return settledFor(pins).applicable.find((e) => e.library === library && e.initialises === "import") ?? null;
+}
+
+/** The project's pin of the package of the catalogued library `library`, or undefined. */
+function pinOf(library: string, pins: LibraryPins): string | undefined {
+  const e = INIT_CATALOGUE.find((x) => x.library === library);
+  return e ? pins[normalisePackage(e.package)] : undefined;
+}
+
+/** Whether the dotted import path `modulePath` is `library` or inside it. */
+function within(modulePath: string, library: string): boolean {
+  return modulePath === library || modulePath.startsWith(library + ".");
+}
+
+/**
+ * Whether `modulePath` (an import's dotted path) is a library the catalogue settles for a project
+ * with `pins`, whatever it says: an entry applies to the pinned version ({@link applicableEntries};
+ * unpinned, the entries an unpinned install gets), and no entry with `through` leaves it open
+ * ({@link throughPending}: peft imports bitsandbytes where it is installed).
+ */
+export function isCatalogued(modulePath: string, pins: LibraryPins = {}): boolean {
+  const { pending, applicable } = settledFor(pins);
+  if (pending.some((e) => within(modulePath, e.library))) return false;
+  return applicable.some((e) => within(modulePath, e.library));
+}
+
+/** {@link throughPending} and {@link applicableEntries} of the shipped catalogue, per set of pins (a project has one). */
+const SETTLED = new Map<string, { pending: CatalogueEntry[]; applicable: CatalogueEntry[] }>();
+function settledFor(pins: LibraryPins): { pending: CatalogueEntry[]; applicable: CatalogueEntry[] } {
+  const key = JSON.stringify(Object.entries(pins).sort());
+  let got = SETTLED.get(key);
+  if (!got) {
+    if (SETTLED.size > 64) SETTLED.clear();
+    got = { pending: throughPending(pins), applicable: applicableEntries(pins) };
+    SETTLED.set(key, got);
+  }
+  return got;
+}
+
+/** `bitsandbytes >=0.36.0`: the library with the lowest version from which its entries say its import initialises (all versions: the name alone). */
+function initialisingFrom(library: string): string {
+  let lo: { v: number[]; text: string } | null = null;
+  for (const f of INIT_CATALOGUE) {
+    if (f.library !== library || f.initialises !== "import") continue;
+    const b = intervalOf(f.versions).lo;
+    if (!b) return library;
+    if (!lo || compareRelease(b.v, lo.v) < 0) lo = { v: b.v, text: b.v.join(".") };
+  }
+  return lo ? `${library} >=${lo.text}` : library;
+}
+
+/**
+ * What the catalogue knows of a library that {@link isCatalogued} leaves open through an entry with
+ * `through`, for GPU002: `peft >=0.20.0 imports bitsandbytes where it is installed (read in
+ * huggingface/peft src/peft/helpers.py:27), and importing bitsandbytes initialises CUDA`; null
+ * when no such entry applies.
+ */
+export function throughNote(modulePath: string, pins: LibraryPins = {}): string | null {
+  const e = settledFor(pins).pending.find((x) => within(modulePath, x.library));
+  if (!e) return null;
+  const range = `${e.library}${e.versions === "*" ? "" : ` ${e.versions}`}`;
+  const unpinned = [e.package, INIT_CATALOGUE.find((x) => x.library === e.through)?.package ?? e.through!].filter(
+    (p) => !pins[normalisePackage(p)],
+  );
+  const settle = unpinned.length ? `; pinning ${unpinned.join(" and ")} settles it` : "";
+  return `${range} imports ${e.through} where it is installed (${provenanceBrief(e)}), and importing ${initialisingFrom(e.through!)} initialises CUDA${settle}`;
 }
 
 /**
@@ -347,7 +461,8 @@ export function isCatalogued(modulePath: string, entries: readonly CatalogueEntr
 export function catalogueSummary(entries: readonly CatalogueEntry[] = INIT_CATALOGUE): string {
   const name = (e: CatalogueEntry) => `\`${e.library}\`${e.versions === "*" ? "" : ` ${e.versions}`}`;
   const list = (xs: string[]) => [...new Set(xs)].join(", ");
-  const atImport = entries.filter((e) => e.initialises === "import").map(name);
+  const atImport = entries.filter((e) => e.initialises === "import" && !e.through).map(name);
+  const through = entries.filter((e) => e.through).map((e) => `${name(e)} (imports \`${e.through}\` where installed)`);
   const calls = entries.flatMap((e) =>
     Array.isArray(e.initialises) && e.initialises.length
       ? [`\`${e.initialises[0]}()\`${e.versions === "*" ? "" : ` (${e.library} ${e.versions})`}`]
@@ -357,6 +472,7 @@ export function catalogueSummary(entries: readonly CatalogueEntry[] = INIT_CATAL
   return (
     "GPU Pilot's init catalogue (each entry measured on a GPU machine, read in the library's source at a named commit and line, or, until measured, reported by users): " +
     `importing ${list(atImport)} initialises CUDA; ` +
+    (through.length ? `importing ${list(through)} initialises it where the project pins both; ` : "") +
     `calling ${list(calls)} initialises it; ` +
     `importing ${list(none)} does not`
   );

@@ -170,6 +170,7 @@ export function analyzePython(
     {
       eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES,
       torchBelow24: options.torchBelow24 ?? false,
+      ...(options.libraryPins ? { libraryPins: options.libraryPins } : {}),
       ...(options.project ? { project: options.project } : {}),
     },
     magics,
@@ -374,6 +375,7 @@ export function lintPython(
     {
       eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES,
       torchBelow24: options.torchBelow24 ?? false,
+      ...(options.libraryPins ? { libraryPins: options.libraryPins } : {}),
       ...(options.project ? { project: options.project } : {}),
     },
     extra.magics ?? [],

@@ -43,6 +43,12 @@ export interface ModelOptions {
   /** The project pins torch < 2.4: `device_count()` initialises CUDA (ground truth). */
   torchBelow24: boolean;
   /**
+   * The project's pins of the init catalogue's packages (LintOptions.libraryPins): which entry an
+   * eager import's note and depth come from (`bitsandbytes ==0.38.1`: the `>=0.36.0,<0.41.0` entry).
+   * Absent: the entries of an unpinned project.
+   */
+  libraryPins?: Readonly<Record<string, string>>;
+  /**
    * The project's own modules (python/project.ts): an import of one that initialises CUDA when
    * imported, and a call of one of their functions that initialises CUDA, are init events here.
    * Absent: imports and calls of other modules are opaque (no event).
@@ -167,6 +173,12 @@ export interface ProjectLookup {
    * Optional, as {@link callableReturns}.
    */
   isProjectFunction?(path: string): boolean;
+  /**
+   * Whether importing the dotted `path` from this file runs a module of the project (its top
+   * package or module resolves to a project file, as {@link moduleInit} looks it up), without
+   * reading it. Optional, as {@link callableReturns}.
+   */
+  isProjectModule?(path: string): boolean;
   /**
    * The first of the project's other `.py` files (ProjectIndex.modulesUnder: the files the
    * writers' scan lists) whose text holds one of `words` (plain substrings), as a path relative to
@@ -940,6 +952,7 @@ function buildKeptModel(
   const key = [
     options.eagerInitModules.join(","),
     options.torchBelow24,
+    JSON.stringify(options.libraryPins ?? {}),
     options.project?.version ?? "",
     [...bindings.frameworks].sort().join(","),
     writeWords.join(","),

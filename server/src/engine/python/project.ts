@@ -309,6 +309,7 @@ export class ProjectIndex {
       callableReturns: (path) => this.returnsAt(functionFile(path), path, from, options, deps),
       callableReturn: (path) => this.returnAt(functionFile(path), path, from, options, deps),
       isProjectFunction: (path) => functionFile(path) !== null,
+      isProjectModule: (path) => this.importedFiles(file, path, options).length > 0,
       projectMentions: (words) => this.mentionIn(file, words, deps, from),
       callableTfConfig: (path) => this.tfConfigAt(functionFile(path), path, from, options, deps),
       callableModuleMentions: (path, word) => {

@@ -28,7 +28,17 @@ import {
   TF_CONFIG_INIT,
   TF_DEVICE_CONFIG,
 } from "../frameworks";
-import { importInitNote, INIT_CATALOGUE } from "../initCatalogue";
+import { applicableEntries, importInitNote, INIT_CATALOGUE, pinnedImportEntry } from "../initCatalogue";
+import type { CatalogueEntry } from "../initCatalogue";
+
+/** The depth of a pinned catalogue entry; for one with `through`, that of the library it imports (its pinned entry). */
+function pinnedDepth(
+  e: CatalogueEntry | null,
+  pins: Readonly<Record<string, string>> | undefined,
+): InitDepth | undefined {
+  if (!e || !pins) return undefined;
+  return e.through ? (pinnedImportEntry(e.through, pins)?.depth ?? e.depth) : e.depth;
+}
 import {
   magicEvents,
   nodeRange,
@@ -636,12 +646,15 @@ export class TimelineWalker {
         // The unpinned entry, else (a project whose pin selects an older entry) the catalogue's entry that
         // initialises; a catalogued submodule (`magic_pdf.tools.common`) has its own entries.
         const lib = eagerLibraryOf(path, this.options.eagerInitModules);
-        const note = importInitNote(lib) ?? importInitNote(lib, INIT_CATALOGUE);
+        const pinned = this.options.libraryPins ? pinnedImportEntry(lib, this.options.libraryPins) : null;
+        const note = pinned
+          ? importInitNote(lib, applicableEntries(this.options.libraryPins))
+          : (importInitNote(lib) ?? importInitNote(lib, INIT_CATALOGUE));
         this.events.push({
           kind: "init",
           node: stmt,
           framework: framework ?? EAGER_INIT_FRAMEWORK.get(lib) ?? "torch",
-          depth: EAGER_INIT_DEPTH.get(lib) ?? "context",
+          depth: pinnedDepth(pinned, this.options.libraryPins) ?? EAGER_INIT_DEPTH.get(lib) ?? "context",
           what: importShown(stmt, path),
           ...(note ? { note } : {}),
         });

@@ -17,6 +17,8 @@ import {
   importInitNote,
   isCatalogued,
   intervalOf,
+  throughNote,
+  throughPending,
   loadCatalogue,
   rangesOverlap,
   validateEntry,
@@ -31,6 +33,9 @@ import {
 import { libraryPins } from "../../../../server/src/engine/config";
 import { catalogueEagerFor } from "../../../../server/src/engine/options";
 import { scanInitAtImport, proposedEntries } from "../../../../scripts/initScan";
+import { ProjectIndex } from "../../../../server/src/engine/python/project";
+import { lintPython } from "../../../../server/src/engine/lint";
+import { projectTree } from "../../support/helpers";
 
 const good: CatalogueEntry = {
   library: "kornia",
@@ -535,4 +540,100 @@ test("pycuda.autoinit (read: cuda.init() and make_default_context() at module le
     /pycuda\.autoinit >=0\.93 initialises CUDA when imported \(read in inducer\/pycuda pycuda\/autoinit\.py:9\)/,
   );
   assert.deepEqual(await lintCode(src("import pycuda.driver as cuda"), "GPU001"), []);
+});
+
+test("bitsandbytes before 0.43.1 (read: its CUDA setup at import calls torch.cuda.is_available() and cuInit, from 0.41.0 the device capability) initialises where the project pins it; before 0.36.0 it is not catalogued", () => {
+  const eager = (pins: Record<string, string>) => eagerModulesOf(applicableEntries(pins));
+  for (const v of ["==0.36.0", "==0.38.1", "==0.40.2", "==0.41.1", "==0.42.0", "==0.43.0", "==0.43.1", ">=0.45"])
+    assert.ok(eager({ bitsandbytes: v }).includes("bitsandbytes"), v);
+  assert.ok(!eager({ bitsandbytes: "==0.35.4" }).includes("bitsandbytes"));
+  assert.ok(!isCatalogued("bitsandbytes", { bitsandbytes: "==0.35.4" }), "no entry for 0.35: GPU002 names it");
+  const at = (v: string) => applicableEntries({ bitsandbytes: v }).find((e) => e.library === "bitsandbytes")!;
+  assert.deepEqual([at("==0.38.1").versions, at("==0.38.1").depth], [">=0.36.0,<0.41.0", "driver"]);
+  assert.deepEqual([at("==0.41.1").versions, at("==0.41.1").depth], [">=0.41.0,<0.43.1", "context"]);
+  // Unpinned: the newest releases' entry (>=0.43.1) alone.
+  assert.deepEqual(
+    applicableEntries({})
+      .filter((e) => e.library === "bitsandbytes")
+      .map((e) => e.versions),
+    [">=0.43.1"],
+  );
+});
+
+test("peft imports bitsandbytes where it is installed (read: before 0.7.1, in 0.10.x and from 0.20.0): GPU001 where the project pins both in range, no GPU001 outside, GPU002 names peft where a pin is missing", async () => {
+  const pinsOf = (text: string) => libraryPins(text.split("\n"));
+  const settled = pinsOf("peft==0.3.0\nbitsandbytes==0.38.1");
+  const eager = (pins: Record<string, string>) => eagerModulesOf(applicableEntries(pins));
+  assert.ok(eager(settled).includes("peft"));
+  assert.ok(eager({ peft: "==0.10.0", bitsandbytes: "==0.42.0" }).includes("peft"));
+  assert.ok(eager({ peft: "==0.21.0", bitsandbytes: "==0.49.0" }).includes("peft"));
+  for (const v of ["==0.7.1", "==0.8.2", "==0.11.1", "==0.13.2", "==0.18.1"]) {
+    assert.ok(!eager({ peft: v, bitsandbytes: "==0.42.0" }).includes("peft"), v);
+    assert.ok(isCatalogued("peft", { peft: v, bitsandbytes: "==0.42.0" }), `${v}: read as importing nothing`);
+  }
+  // Not settled: peft or bitsandbytes unpinned, or bitsandbytes pinned where no entry says its import initialises.
+  const unsettledPins: Record<string, string>[] = [
+    {},
+    { peft: "==0.3.0" },
+    { bitsandbytes: "==0.38.1" },
+    { peft: "==0.3.0", bitsandbytes: "==0.35.0" },
+  ];
+  for (const pins of unsettledPins) {
+    assert.ok(!eager(pins).includes("peft"), JSON.stringify(pins));
+    assert.ok(!isCatalogued("peft", pins), JSON.stringify(pins));
+    assert.equal(throughPending(pins).filter((e) => e.library === "peft").length, 1, JSON.stringify(pins));
+  }
+  assert.equal(DEFAULT_EAGER_INIT_MODULES.includes("peft"), false);
+  assert.equal(
+    throughNote("peft", { peft: "==0.3.0" }),
+    "peft >=0.1.0,<0.7.1 imports bitsandbytes where it is installed (read in huggingface/peft src/peft/tuners/lora.py:40), and importing bitsandbytes >=0.36.0 initialises CUDA; pinning bitsandbytes settles it",
+  );
+  // peft 0.19.x: no entry (it imports transformer_engine where installed): not catalogued, no note.
+  assert.ok(!isCatalogued("peft", { peft: "==0.19.1", bitsandbytes: "==0.45.0" }));
+  assert.equal(throughNote("peft", { peft: "==0.19.1", bitsandbytes: "==0.45.0" }), null);
+
+  const code =
+    'import os\nimport torch\nfrom peft import LoraConfig, get_peft_model\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "0,1,2,3"\n';
+  const run = (pins: Record<string, string>, code_: string, preview = false) =>
+    lintCode(code, code_, { eagerInitModules: eager(pins), libraryPins: pins, ...(preview ? { preview } : {}) });
+  const [d] = await run(settled, "GPU001");
+  assert.equal(d.range.start.line, 4);
+  assert.equal(
+    d.message,
+    "CUDA_VISIBLE_DEVICES is set after CUDA was initialised by from peft import LoraConfig (line 3: peft >=0.1.0,<0.7.1 imports bitsandbytes at import (read in huggingface/peft src/peft/tuners/lora.py:40), and bitsandbytes >=0.36.0,<0.41.0 initialises CUDA when imported (read in bitsandbytes-foundation/bitsandbytes bitsandbytes/cuda_setup/main.py:323)): it has no effect in this process (the program stays on the GPUs it already saw)",
+  );
+  // Pinned outside the ranges: no GPU001, and peft (read as importing nothing) is no suspect.
+  const outside = { peft: "==0.8.0", bitsandbytes: "==0.38.1" };
+  assert.deepEqual(await run(outside, "GPU001"), []);
+  const [quiet] = await run(outside, "GPU002", true);
+  assert.match(quiet.message, /it works today \(importing torch leaves CUDA uninitialised, measured\)/);
+  // Unpinned: as for every ranged entry, no GPU001; GPU002 (default: peft brings torch) says what the catalogue knows.
+  assert.deepEqual(await run({}, "GPU001"), []);
+  const [unsettled] = await run({}, "GPU002");
+  assert.equal(
+    unsettled.message,
+    "CUDA_VISIBLE_DEVICES is set after `import torch` (line 2): it works only if `peft` (imported on line 3) does not initialise CUDA: peft >=0.20.0 imports bitsandbytes where it is installed (read in huggingface/peft src/peft/helpers.py:27), and importing bitsandbytes >=0.36.0 initialises CUDA; pinning peft and bitsandbytes settles it; set it before the import",
+  );
+});
+
+test("GPU002 does not name a module of the project as a library missing from the catalogue: the engine reads the project's modules", () => {
+  const dir = projectTree({
+    "helpers.py": "X = 1\n",
+    "models/__init__.py": "",
+    "models/net.py": "import torch\n\n\nclass Net:\n    pass\n",
+    "main.py":
+      'import os\nimport torch\nimport helpers\nfrom models.net import Net\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+  });
+  const path = join(dir, "main.py");
+  const project = new ProjectIndex().lookupFor(path, {
+    eagerInitModules: DEFAULT_EAGER_INIT_MODULES,
+    torchBelow24: false,
+  });
+  const r = lintPython(readFileSync(path, "utf8"), { project, preview: true });
+  r.tree?.delete();
+  const messages = r.diagnostics.filter((d) => d.code === "GPU002").map((d) => d.message);
+  assert.equal(messages.length, 1);
+  assert.doesNotMatch(messages[0], /helpers|models/);
+  assert.match(messages[0], /it works today/);
+  rmSync(dir, { recursive: true, force: true });
 });

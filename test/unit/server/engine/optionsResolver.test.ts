@@ -87,22 +87,23 @@ test("resolveLintOptions: a Python file's launchNodes (its job and shell scripts
     assert.equal(isTestModule(f), false, f);
 });
 
-test("the options carry the folder's vLLM pin (libraryPins, for GPU056) and no other library's", () => {
+test("the options carry the folder's vLLM pin (libraryPins, for GPU056) and the init catalogue's packages' pins (GPU001's and GPU002's entries), no other library's", () => {
   const root = mkdtempSync(join(tmpdir(), "gp-pins-"));
   mkdirSync(join(root, ".git"));
   mkdirSync(join(root, "serve"));
-  writeFileSync(join(root, "serve", "requirements.txt"), "vllm==0.8.4\ntransformers>=4.40\n");
+  writeFileSync(join(root, "serve", "requirements.txt"), "vllm==0.8.4\ntransformers>=4.40\nnumpy==1.26.4\n");
   writeFileSync(join(root, "pyproject.toml"), '[project]\nname = "x"\ndependencies = ["vllm>=0.10"]\n');
   for (const f of ["serve/a.py", "b.py"]) writeFileSync(join(root, f), "import vllm\n");
   const resolve = optionsResolver({}, "filesystemFirst");
   assert.deepEqual(
     resolve(join(root, "serve", "a.py")).options.libraryPins,
-    { vllm: "==0.8.4" },
-    "the folder's own pin first",
+    { vllm: "==0.8.4", transformers: ">=4.40" },
+    "the folder's own pin first; transformers is catalogued, numpy is not",
   );
   assert.deepEqual(resolve(join(root, "b.py")).options.libraryPins, { vllm: ">=0.10" }, "the pyproject's dependencies");
   assert.deepEqual(resolveLintOptions(join(root, "serve", "a.py"), {}, "filesystemFirst").options.libraryPins, {
     vllm: "==0.8.4",
+    transformers: ">=4.40",
   });
   writeFileSync(join(root, "pyproject.toml"), '[project]\nname = "x"\n');
   assert.equal(
