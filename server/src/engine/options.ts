@@ -214,10 +214,11 @@ function catalogueEagerOf(pins: Readonly<Record<string, string>>): string[] | un
 
 /**
  * The libraries whose pin a rule's claim depends on (LintOptions.libraryPins): GPU056 (what vLLM
- * does with `device="cuda:N"` changed across its releases). Only these go into the options, so that
- * an unrelated pin does not change the CLI cache's options key.
+ * does with `device="cuda:N"` changed across its releases), GPU040 (DeepSpeed 0.15.2 stopped
+ * refusing an `--include` slot beyond a hostfile's `slots=`). Only these go into the options, so
+ * that an unrelated pin does not change the CLI cache's options key.
  */
-export const RULE_PINNED_PACKAGES: readonly string[] = ["vllm"];
+export const RULE_PINNED_PACKAGES: readonly string[] = ["vllm", "deepspeed"];
 
 function folderFacts(
   dir: string,
