@@ -943,6 +943,7 @@ test("GPU040 deepspeed hostfile: read where deepspeed opens it, silent where tha
   silent(launchWith("--include node-a:2"), "node-a slots=2 max_slots=2\n");
   silent(launchWith("--include node-a:2"), "node-a slots=2\nnode-a slots=4\n");
   silent(launchWith("--include node-a:2"), "node-a:2\n");
-  // A filter that is not literal.
+  // A filter that is not literal; `--num_nodes` with a filter (deepspeed refuses that pair first).
   silent(launchWith("--include node-a:$GPU"), TWO_NODES);
+  silent(launchWith("--num_nodes 2 --exclude node-b:3"), TWO_NODES);
 });
