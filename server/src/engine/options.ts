@@ -214,12 +214,13 @@ function catalogueEagerOf(pins: Readonly<Record<string, string>>): string[] | un
 
 /**
  * The libraries whose pin a rule's claim depends on (LintOptions.libraryPins): GPU056 (what vLLM
- * does with `device="cuda:N"` changed across its releases), and the init catalogue's packages
+ * does with `device="cuda:N"` changed across its releases), GPU040 (DeepSpeed 0.15.2 stopped
+ * refusing an `--include` slot beyond a hostfile's `slots=`), and the init catalogue's packages
  * (GPU001's message and GPU002's suspects follow the pinned version's entries). Only these go into
  * the options, so that an unrelated pin does not change the CLI cache's options key.
  */
 export const RULE_PINNED_PACKAGES: readonly string[] = [
-  ...new Set(["vllm", ...INIT_CATALOGUE.map((e) => normalisePackage(e.package))]),
+  ...new Set(["vllm", "deepspeed", ...INIT_CATALOGUE.map((e) => normalisePackage(e.package))]),
 ];
 
 function folderFacts(

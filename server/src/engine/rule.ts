@@ -100,6 +100,8 @@ export interface ManifestRuleContext {
    * `absentMatters` (the result depends on its absence: it is checked again once it appears).
    */
   read(path: string, maxBytes: number, absentMatters?: boolean): string | null;
+  /** The project's pins of the libraries a rule's claim depends on (RuleContext.libraryPins); a library left out is unpinned. */
+  libraryPins?: Readonly<Record<string, string>>;
   /** Reports one finding; severity defaults to the rule's. */
   report(finding: Parameters<RuleContext["report"]>[0]): void;
 }

@@ -833,3 +833,117 @@ test("GPU040 (preview): accelerate launch in a Slurm GPU job with neither --num_
   // A plain shell script: the machine's own config is what GPU040 reads there.
   silent(JOB_ACC.replace(/#SBATCH[^\n]*\n/g, ""));
 });
+
+/** A project folder with `files` (path -> text) and a `.git`; returns the path of `script` in it. */
+function hostfileProject(files: Record<string, string>, script = "run.sh"): string {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu040-hostfile-"));
+  mkdirSync(join(dir, ".git"));
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(join(dir, p, ".."), { recursive: true });
+    writeFileSync(join(dir, p), text);
+  }
+  return join(dir, script);
+}
+
+const TWO_NODES = "node-a slots=2\nnode-b slots=2\n";
+const launchWith = (filter: string, hostfile = "hosts.txt") =>
+  `#!/bin/bash\ndeepspeed --hostfile ${hostfile} ${filter} train.py --deepspeed ds.json\n`;
+const hostfileFindings = (script: string, files: Record<string, string>, options = {}) =>
+  lintManifestCode(script, "jobscript", "GPU040", options, hostfileProject({ "run.sh": script, ...files }));
+
+test("GPU040 deepspeed hostfile: an --include slot beyond a host's slots= is reported where deepspeed is pinned below 0.15.2", () => {
+  const script = launchWith("--include=node-a:2,3");
+  const file = hostfileProject({ "run.sh": script, "hosts.txt": TWO_NODES });
+  const [d, ...rest] = lintManifestCode(script, "jobscript", "GPU040", { libraryPins: { deepspeed: "==0.9.2" } }, file);
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "warning");
+  assert.deepEqual(d.range, { start: { line: 1, character: 31 }, end: { line: 1, character: 51 } });
+  assert.equal(
+    d.message,
+    "deepspeed --include names slots 2, 3 of host 'node-a', but the hostfile \"hosts.txt\" gives it slots=2 (GPUs 0..1): the pinned deepspeed==0.9.2 (before 0.15.2) stops with \"No slot '2' specified on host 'node-a'\"; let slots= count all of the node's GPUs and pick the ones to use with --include",
+  );
+  assert.deepEqual(d.related, [
+    {
+      range: { start: { line: 0, character: 0 }, end: { line: 0, character: 14 } },
+      message: "node-a: slots=2, GPUs 0..1",
+      file: join(file, "..", "hosts.txt"),
+    },
+  ]);
+  // The hostfile is a dependency of the result.
+  assert.ok(lintManifest(script, "jobscript", {}, { file }).deps?.includes(join(file, "..", "hosts.txt")));
+  // Unpinned (the newest release takes the --include slots as written) or a pin that admits 0.15.2 and later: silent.
+  assert.deepEqual(hostfileFindings(script, { "hosts.txt": TWO_NODES }), []);
+  assert.deepEqual(hostfileFindings(script, { "hosts.txt": TWO_NODES }, { libraryPins: { deepspeed: ">=0.14" } }), []);
+  const below = { libraryPins: { deepspeed: "<0.15" } };
+  assert.equal(hostfileFindings(script, { "hosts.txt": TWO_NODES }, below).length, 1);
+  // Slots within slots=: silent.
+  assert.deepEqual(hostfileFindings(launchWith("--include node-a:0,1@node-b"), { "hosts.txt": TWO_NODES }, below), []);
+});
+
+test("GPU040 deepspeed hostfile: an --exclude slot beyond slots= and a host the hostfile lacks are reported in every release", () => {
+  const [x] = hostfileFindings(launchWith("--exclude node-b:2"), { "hosts.txt": TWO_NODES });
+  assert.equal(
+    x.message,
+    "deepspeed --exclude names slot 2 of host 'node-b', but the hostfile \"hosts.txt\" gives it slots=2 (GPUs 0..1): deepspeed stops with \"No slot '2' specified on host 'node-b'\"; --exclude can only remove the slots the hostfile lists",
+  );
+  assert.equal(x.related?.[0].range.start.line, 1);
+  const [h, ...rest] = hostfileFindings(launchWith("-i localhost:0,1"), { "hosts.txt": TWO_NODES });
+  assert.equal(rest.length, 0);
+  assert.equal(
+    h.message,
+    "deepspeed --include names host 'localhost', which the hostfile \"hosts.txt\" does not list (node-a, node-b): deepspeed stops with \"Hostname 'localhost' not found in hostfile\"; name the hosts as the hostfile does",
+  );
+  const [e] = hostfileFindings(launchWith("--exclude=node-c"), { "hosts.txt": TWO_NODES });
+  assert.match(e.message, /names host 'node-c'/);
+});
+
+test("GPU040 deepspeed hostfile: read where deepspeed opens it, silent where that is not certain", () => {
+  const pinned = { libraryPins: { deepspeed: "==0.9.2" } };
+  const bad = launchWith("--exclude node-b:3", "$HOSTS");
+  // A once-assigned variable, `-H`, `--hostfile=`, after a literal `cd`, in the script's own folder.
+  assert.equal(hostfileFindings(`HOSTS=hosts.txt\n${bad}`, { "hosts.txt": TWO_NODES }).length, 1);
+  assert.equal(
+    hostfileFindings(launchWith("--exclude node-b:3", "-H hosts.txt").replace("--hostfile ", ""), {
+      "hosts.txt": TWO_NODES,
+    }).length,
+    1,
+  );
+  assert.equal(
+    hostfileFindings(launchWith("--exclude node-b:3", "").replace("--hostfile ", "--hostfile=hosts.txt"), {
+      "hosts.txt": TWO_NODES,
+    }).length,
+    1,
+  );
+  const cd = `#!/bin/bash\ncd cfg\n${launchWith("--exclude node-b:3").split("\n")[1]}\n`;
+  assert.equal(hostfileFindings(cd, { "cfg/hosts.txt": TWO_NODES }).length, 1);
+  assert.deepEqual(hostfileFindings(cd, { "hosts.txt": TWO_NODES }), []);
+  const own = launchWith("--exclude node-b:3", '"$(dirname "$0")/hosts.txt"');
+  assert.equal(hostfileFindings(own, { "hosts.txt": TWO_NODES }).length, 1);
+  // Found up to three folders above the script, as a launched script is.
+  assert.equal(
+    lintManifestCode(
+      bad.replace("$HOSTS", "hosts.txt"),
+      "jobscript",
+      "GPU040",
+      {},
+      hostfileProject({ "hosts.txt": TWO_NODES }, "scripts/run.sh"),
+    ).length,
+    1,
+  );
+  const silent = (script: string, hosts: string | null, options = pinned) =>
+    assert.deepEqual(hostfileFindings(script, hosts === null ? {} : { "hosts.txt": hosts }, options), []);
+  // No such file (deepspeed then runs on this node alone), an unknown variable, an absolute path, a `cd` elsewhere.
+  silent(launchWith("--include node-a:2"), null);
+  silent(bad, TWO_NODES);
+  silent(launchWith("--include node-a:2", "/etc/hosts.txt"), TWO_NODES);
+  silent(`cd /opt/job\n${launchWith("--include node-a:2")}`, TWO_NODES);
+  // The script writes or names the file elsewhere: its text at launch is not known.
+  silent(`echo "node-a slots=8" > hosts.txt\n${launchWith("--include node-a:2")}`, TWO_NODES);
+  // A hostfile in a form releases read differently, or a host listed twice.
+  silent(launchWith("--include node-a:2"), "node-a slots=2 max_slots=2\n");
+  silent(launchWith("--include node-a:2"), "node-a slots=2\nnode-a slots=4\n");
+  silent(launchWith("--include node-a:2"), "node-a:2\n");
+  // A filter that is not literal; `--num_nodes` with a filter (deepspeed refuses that pair first).
+  silent(launchWith("--include node-a:$GPU"), TWO_NODES);
+  silent(launchWith("--num_nodes 2 --exclude node-b:3"), TWO_NODES);
+});

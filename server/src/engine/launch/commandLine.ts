@@ -82,6 +82,8 @@ export interface LaunchLine {
   gpuIds: OptionValue | null;
   /** deepspeed `--exclude`. */
   exclude: OptionValue | null;
+  /** deepspeed `--hostfile`/`-H` (the launcher's resource pool); absent or null when not written. */
+  hostfile?: OptionValue | null;
   /** accelerate `--config_file`. */
   configFile: OptionValue | null;
   /** The program the launcher starts (the word after its own options: a script path, or a module after `-m`; for a plain `python x.py`, the script); null when none is written. */
@@ -304,6 +306,7 @@ export function parseLaunchLine(
     processes: optionValue(opts, spellings("--num_gpus")),
     gpuIds: optionValue(opts, ["--include", "-i"]),
     exclude: optionValue(opts, ["--exclude", "-e"]),
+    hostfile: optionValue(opts, ["--hostfile", "-H"]),
   };
 }
 

@@ -138,6 +138,7 @@ export function lintManifest(
       machine: options.machine ?? { gpuCount: null, uuids: [] },
       file: extra.file ?? null,
       read: read.read,
+      ...(options.libraryPins ? { libraryPins: options.libraryPins } : {}),
       report: reporter(rule, diagnostics, options.preview),
     };
     const before = diagnostics.length;

@@ -87,7 +87,7 @@ test("resolveLintOptions: a Python file's launchNodes (its job and shell scripts
     assert.equal(isTestModule(f), false, f);
 });
 
-test("the options carry the folder's vLLM pin (libraryPins, for GPU056) and the init catalogue's packages' pins (GPU001's and GPU002's entries), no other library's", () => {
+test("the options carry the folder's vLLM and DeepSpeed pins (libraryPins, for GPU056 and GPU040) and the init catalogue's packages' pins (GPU001's and GPU002's entries), no other library's", () => {
   const root = mkdtempSync(join(tmpdir(), "gp-pins-"));
   mkdirSync(join(root, ".git"));
   mkdirSync(join(root, "serve"));
@@ -111,5 +111,12 @@ test("the options carry the folder's vLLM pin (libraryPins, for GPU056) and the 
     undefined,
     "unpinned: absent",
   );
+  // GPU040 reads the deepspeed pin (its --include check against a hostfile changed in 0.15.2), also for a shell script.
+  writeFileSync(join(root, "requirements.txt"), "deepspeed==0.9.2\ntorch>=2\n");
+  writeFileSync(join(root, "run.sh"), "deepspeed --hostfile hostfile train.py\n");
+  assert.deepEqual(resolveLintOptions(join(root, "run.sh"), {}, "filesystemFirst").options.libraryPins, {
+    deepspeed: "==0.9.2",
+    torch: ">=2",
+  });
   rmSync(root, { recursive: true, force: true });
 });
