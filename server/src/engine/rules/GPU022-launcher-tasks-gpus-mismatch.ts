@@ -16,6 +16,8 @@ import {
 } from "../manifests/jobscript";
 import { jobScriptOf, wordsRange, SBATCH_DOC, SRUN_DOC } from "./shared/jobScript";
 import { readAccelerateConfig } from "../launch/accelerateConfig";
+import { lightningCalls, lightningPinsIn, type LightningCall } from "../launch/lightningTrainer";
+import { rangesOverlap } from "../initCatalogue";
 import { basename, dirname, join } from "node:path";
 
 const int = (s: string | null | undefined): number | null =>
@@ -370,6 +372,117 @@ function pythonMessage(l: Launch, perNode: number, gpus: number, job: JobScriptF
   return `${what} on ${gpus} GPUs per node: ${fix}; one process uses one GPU unless it spreads work itself`;
 }
 
+/** Where Lightning checks its `devices` and `num_nodes` against Slurm's, and from which release. */
+const LIGHTNING_VALIDATE_DOC =
+  "Lightning-AI/pytorch-lightning@7f0c3436cd3f src/lightning/fabric/plugins/environments/slurm.py:157-172 (`validate_settings`: outside interactive mode, `SLURM_NTASKS_PER_NODE` other than `devices` raises `ValueError(\"You set `devices=N` in Lightning, but the number of tasks per node configured in SLURM `--ntasks-per-node=K` does not match. HINT: Set `devices=K`.\")`, and `SLURM_NNODES` other than `num_nodes` likewise), :101-113 (`detect`: `_is_srun_used`, :227-228, SLURM_NTASKS set and the job not named `bash` or `interactive`); src/lightning/pytorch/trainer/connectors/accelerator_connector.py:386-398 (SLURMEnvironment chosen when detected, unless a cluster environment is given among the plugins or TorchElastic's variables are set), :409-422 (no strategy given: `ddp` for more than one node or device); src/lightning/pytorch/strategies/ddp.py:145-150 and src/lightning/fabric/strategies/ddp.py:111-116 (`start_method` `popen`, the `ddp` strategy: `_SubprocessScriptLauncher`), src/lightning/pytorch/strategies/launchers/subprocess_script.py:99 and src/lightning/fabric/strategies/launchers/subprocess_script.py:102 (its `launch`, run by `trainer.fit` and `fabric.launch()`, calls `validate_settings` first); added in 2.1.0 (commit c95dbac2e87c, #18292: \"Added validation of user input for `devices` and `num_nodes` when running with `SLURM`\"); 1.6.0 to 2.0.x take the world size from SLURM_NTASKS without the check (pytorch_lightning/plugins/environments/slurm_environment.py at 1.6.0:83-85, 107), 1.5.x starts its own processes where SLURM_NTASKS differs from the devices (pytorch_lightning/trainer/connectors/accelerator_connector.py at 1.5.0:1022-1029)";
+
+/** Project files whose Lightning pin is read, in the started file's folder and the job script's, and up to three folders above each. */
+const PIN_FILES = ["requirements.txt", "setup.py", "setup.cfg", "pyproject.toml", "environment.yml", "environment.yaml"];
+
+/** Whether a Lightning pin of the project admits no release with the check (2.1 or later), or cannot be read: then what runs is not settled here. */
+function pinnedBeforeCheck(ctx: ManifestRuleContext, dirs: readonly string[]): boolean {
+  const seen = new Set<string>();
+  for (const start of dirs) {
+    let dir = start;
+    for (let k = 0; k < 4; k++, dir = dirname(dir)) {
+      for (const name of PIN_FILES) {
+        const path = join(dir, name);
+        if (seen.has(path)) continue;
+        seen.add(path);
+        const text = ctx.read(path, 1024 * 1024, true);
+        if (text === null) continue;
+        for (const spec of lightningPinsIn(text)) {
+          try {
+            if (!rangesOverlap(spec, ">=2.1.0")) return true;
+          } catch {
+            return true;
+          }
+        }
+      }
+    }
+  }
+  return false;
+}
+
+/** The srun options that give a step a task or node layout of its own, or another environment: the job's SLURM_NTASKS_PER_NODE and SLURM_NNODES may then not be the step's. */
+const STEP_LAYOUT = ["ntasks", "n", "ntasks-per-node", "tasks-per-node", "nodes", "N", "ntasks-per-gpu", "export"];
+
+/** The Lightning settings of the one Trainer/Fabric call the launch's file makes, with the job's, where Lightning's Slurm check applies; null otherwise. */
+function lightningLaunch(
+  ctx: ManifestRuleContext,
+  job: JobScriptFacts,
+  c: ShellCommand,
+  l: Launch,
+): { call: LightningCall; perNode: SbatchOption; k: number } | null {
+  if (l.program !== "python" || l.unknownOptions || l.words.some((w) => w.value === "-c" || w.value === "-m")) return null;
+  if (l.srun && STEP_LAYOUT.some((o) => l.srun!.options.has(o))) return null;
+  const perNode =
+    lastDirectiveOption(job.directives, "ntasks-per-node") ?? lastDirectiveOption(job.directives, "tasks-per-node");
+  const k = int(perNode?.value);
+  if (!perNode || k === null || lightningStartsItsOwn(job)) return null;
+  // The script sets Slurm's or torch's launch variables itself: what Lightning detects is not settled here.
+  if ([...job.assigned].some((v) => /^(?:SLURM_\w+|LOCAL_RANK|GROUP_RANK|LOCAL_WORLD_SIZE|RANK)$/.test(v))) return null;
+  if (job.commands.some((x) => x.words[0]?.value === "unset" && x.words.some((w) => w.value.startsWith("SLURM_"))))
+    return null;
+  const at = l.words.findIndex((w, i) => i > 0 && w.value.endsWith(".py"));
+  const path = at > 0 ? resolveLiteral(l.words[at].value, job.literals) : null;
+  const launched = path ? launchedScript(ctx.file, path, ctx.read) : null;
+  if (!launched || !/\b(?:lightning|pytorch_lightning|lightning_fabric)\b/.test(launched.text)) return null;
+  // A cluster environment of its own, or Slurm's variables changed by the program.
+  if (/\b(?:\w+Environment)\s*\(|environ\s*\[\s*["']SLURM_\w+["']\s*\]\s*=[^=]|environ\.(?:pop|setdefault|update)\b/.test(launched.text))
+    return null;
+  const argv = l.words.slice(at + 1).map((w) => resolveLiteral(w.value, job.literals));
+  const calls = lightningCalls(launched.text, argv.includes(null) ? null : (argv as string[]));
+  if (calls.length !== 1 || (calls[0].kind === "Fabric" && !/\.launch\(/.test(launched.text))) return null;
+  if (pinnedBeforeCheck(ctx, [dirname(launched.path), ...(ctx.file ? [dirname(ctx.file)] : [])])) return null;
+  if (c.assignments.some((a) => a.name === "CUDA_VISIBLE_DEVICES") && calls[0].devices === "all") return null;
+  return { call: calls[0], perNode, k };
+}
+
+/**
+ * Lightning's Slurm check (2.1 and later, {@link LIGHTNING_VALIDATE_DOC}): the one `Trainer`/`Fabric`
+ * of the launched file given `devices` other than the job's `--ntasks-per-node` (SLURM_NTASKS_PER_NODE,
+ * test/fixtures/slurm/ntasks-per-node/measured.md), or `num_nodes` other than its `--nodes`
+ * (SLURM_NNODES), where the DDP strategy's launcher runs the check. Reports at the launch; true when it did.
+ */
+function checkLightningSettings(ctx: ManifestRuleContext, job: JobScriptFacts, c: ShellCommand, l: Launch): boolean {
+  const found = lightningLaunch(ctx, job, c, l);
+  if (!found) return false;
+  const { call, perNode, k } = found;
+  const req = job.request;
+  const gpuAccelerator = call.accelerator === "gpu" || call.accelerator === "cuda";
+  const visible = req.gpusPerTask !== null ? null : req.gpusPerNode;
+  const d =
+    call.devices === "all" ? ((gpuAccelerator || call.accelerator === "auto") && visible !== null ? visible : null) : call.devices;
+  const nodesOption = lastDirectiveOption(job.directives, "nodes");
+  const m = int(nodesOption?.value);
+  // The check runs where the strategy starts processes as scripts: DDP, named or chosen for several devices or nodes.
+  const checks = (devices: number) =>
+    call.strategy === "popen" || (call.strategy === "auto" && (devices > 1 || (call.numNodes ?? 1) > 1));
+  let problem: string | null = null;
+  if (d !== null && d !== k && checks(d)) {
+    problem = `${call.kind}(devices=${call.devices === "all" ? `"auto", here ${d}` : d}) but the job's --ntasks-per-node=${k}`;
+  } else if (d === null && gpuAccelerator && call.strategy === "popen" && visible !== null && k > visible) {
+    problem = `${call.kind}(accelerator="${call.accelerator}") with at most the job's ${visible} GPUs per node as devices but the job's --ntasks-per-node=${k}`;
+  } else if (d !== null && d === k && m !== null && call.numNodes !== null && call.numNodes !== m && checks(d)) {
+    problem = `${call.kind}(num_nodes=${call.numNodes}) but the job's --nodes=${m}`;
+  }
+  if (!problem) return false;
+  const started = l.srun
+    ? "srun starts one process per task"
+    : `the batch script runs it once (only srun starts one per task)`;
+  ctx.report({
+    range: wordsRange(ctx, l.srun ? l.srun.word : l.words[0], l.words[0]),
+    message: `this program makes a Lightning ${problem}: under Slurm Lightning takes its processes from Slurm's tasks and starts none itself, and from release 2.1 it stops before training with ValueError ("You set \`devices=...\` in Lightning, but the number of tasks per node configured in SLURM ... does not match"; for nodes, "You set \`num_nodes=...\`"); ${started}: ask for one task per device (--ntasks-per-node equal to devices, --nodes to num_nodes) and start it with srun`,
+    severity: "error",
+    related: [
+      { range: perNode.range, message: "the tasks per node Lightning compares with devices" },
+      ...(req.where ? [{ range: req.where.range, message: "the GPUs asked of Slurm" }] : []),
+    ],
+  });
+  return true;
+}
+
 /** GPU022: torchrun started once per task by srun, `--nproc_per_node` not the GPUs per node, or fewer Python tasks than GPUs. */
 export const rule: ManifestRule = {
   meta: {
@@ -397,6 +510,7 @@ export const rule: ManifestRule = {
         `Measured: ${NTASKS_MEASURED} (Slurm 22.05.8, two nodes: \`--nodes=1 --ntasks=1 --ntasks-per-node=2\` starts one task; srun spreads --ntasks over all the job's nodes, \`--ntasks=3\` on two nodes as two tasks and one; a step of a job with a task count ignores an srun --ntasks-per-node that does not match it)`,
         "Measured: test/fixtures/slurm/batch-ntasks/measured.md (Slurm 22.05.8: the batch step has SLURM_NTASKS only with --ntasks/-n or --ntasks-per-node; an srun step always has it)",
         LIGHTNING_SLURM,
+        LIGHTNING_VALIDATE_DOC,
         HF_TRAINER_DOC,
         DETECTRON2_LAUNCH_DOC,
         JAX_DOC,
@@ -449,6 +563,7 @@ export const rule: ManifestRule = {
         }
         continue;
       }
+      if (checkLightningSettings(ctx, job, c, l)) continue;
       // Plain python: a script (not -c, not -m some other module) with fewer tasks per node than GPUs.
       if (l.unknownOptions || l.words.some((w) => w.value === "-c" || w.value === "-m")) continue;
       if (!l.words.slice(1).some((w) => w.value.endsWith(".py"))) continue;
