@@ -136,7 +136,14 @@ export function lightningCalls(text: string, argv: readonly string[] | null): Li
       if (!kind) continue;
       const args = callArgs(call);
       if (args.positional.length || OPAQUE_KEYWORDS.some((k) => args.keywords.has(k))) {
-        out.push({ kind, line: call.startPosition.row + 1, devices: null, accelerator: null, strategy: null, numNodes: null });
+        out.push({
+          kind,
+          line: call.startPosition.row + 1,
+          devices: null,
+          accelerator: null,
+          strategy: null,
+          numNodes: null,
+        });
         continue;
       }
       const accelerator = args.keywords.has("accelerator") ? scalar(args.keywords.get("accelerator"), option) : "auto";
@@ -167,7 +174,8 @@ const LIGHTNING_DISTRIBUTIONS = ["pytorch-lightning", "lightning", "lightning-fa
  */
 export function lightningPinsIn(text: string): string[] {
   const out: string[] = [];
-  const re = /(?:^|["'\s,[(])(pytorch[-_.]lightning|lightning(?:[-_.]fabric)?)\s*(\[[^\]]*\])?\s*((?:[<>=!~]=?=?\s*[\w.*]+\s*,?\s*)+)/gim;
+  const re =
+    /(?:^|["'\s,[(])(pytorch[-_.]lightning|lightning(?:[-_.]fabric)?)\s*(\[[^\]]*\])?\s*((?:[<>=!~]=?=?\s*[\w.*]+\s*,?\s*)+)/gim;
   for (const m of text.matchAll(re)) {
     const name = m[1].toLowerCase().replace(/[-_.]+/g, "-");
     if (!LIGHTNING_DISTRIBUTIONS.includes(name)) continue;

@@ -374,10 +374,17 @@ function pythonMessage(l: Launch, perNode: number, gpus: number, job: JobScriptF
 
 /** Where Lightning checks its `devices` and `num_nodes` against Slurm's, and from which release. */
 const LIGHTNING_VALIDATE_DOC =
-  "Lightning-AI/pytorch-lightning@7f0c3436cd3f src/lightning/fabric/plugins/environments/slurm.py:157-172 (`validate_settings`: outside interactive mode, `SLURM_NTASKS_PER_NODE` other than `devices` raises `ValueError(\"You set `devices=N` in Lightning, but the number of tasks per node configured in SLURM `--ntasks-per-node=K` does not match. HINT: Set `devices=K`.\")`, and `SLURM_NNODES` other than `num_nodes` likewise), :101-113 (`detect`: `_is_srun_used`, :227-228, SLURM_NTASKS set and the job not named `bash` or `interactive`); src/lightning/pytorch/trainer/connectors/accelerator_connector.py:386-398 (SLURMEnvironment chosen when detected, unless a cluster environment is given among the plugins or TorchElastic's variables are set), :409-422 (no strategy given: `ddp` for more than one node or device); src/lightning/pytorch/strategies/ddp.py:145-150 and src/lightning/fabric/strategies/ddp.py:111-116 (`start_method` `popen`, the `ddp` strategy: `_SubprocessScriptLauncher`), src/lightning/pytorch/strategies/launchers/subprocess_script.py:99 and src/lightning/fabric/strategies/launchers/subprocess_script.py:102 (its `launch`, run by `trainer.fit` and `fabric.launch()`, calls `validate_settings` first); added in 2.1.0 (commit c95dbac2e87c, #18292: \"Added validation of user input for `devices` and `num_nodes` when running with `SLURM`\"); 1.6.0 to 2.0.x take the world size from SLURM_NTASKS without the check (pytorch_lightning/plugins/environments/slurm_environment.py at 1.6.0:83-85, 107), 1.5.x starts its own processes where SLURM_NTASKS differs from the devices (pytorch_lightning/trainer/connectors/accelerator_connector.py at 1.5.0:1022-1029)";
+  'Lightning-AI/pytorch-lightning@7f0c3436cd3f src/lightning/fabric/plugins/environments/slurm.py:157-172 (`validate_settings`: outside interactive mode, `SLURM_NTASKS_PER_NODE` other than `devices` raises `ValueError("You set `devices=N` in Lightning, but the number of tasks per node configured in SLURM `--ntasks-per-node=K` does not match. HINT: Set `devices=K`.")`, and `SLURM_NNODES` other than `num_nodes` likewise), :101-113 (`detect`: `_is_srun_used`, :227-228, SLURM_NTASKS set and the job not named `bash` or `interactive`); src/lightning/pytorch/trainer/connectors/accelerator_connector.py:386-398 (SLURMEnvironment chosen when detected, unless a cluster environment is given among the plugins or TorchElastic\'s variables are set), :409-422 (no strategy given: `ddp` for more than one node or device); src/lightning/pytorch/strategies/ddp.py:145-150 and src/lightning/fabric/strategies/ddp.py:111-116 (`start_method` `popen`, the `ddp` strategy: `_SubprocessScriptLauncher`), src/lightning/pytorch/strategies/launchers/subprocess_script.py:99 and src/lightning/fabric/strategies/launchers/subprocess_script.py:102 (its `launch`, run by `trainer.fit` and `fabric.launch()`, calls `validate_settings` first); added in 2.1.0 (commit c95dbac2e87c, #18292: "Added validation of user input for `devices` and `num_nodes` when running with `SLURM`"); 1.6.0 to 2.0.x take the world size from SLURM_NTASKS without the check (pytorch_lightning/plugins/environments/slurm_environment.py at 1.6.0:83-85, 107), 1.5.x starts its own processes where SLURM_NTASKS differs from the devices (pytorch_lightning/trainer/connectors/accelerator_connector.py at 1.5.0:1022-1029)';
 
 /** Project files whose Lightning pin is read, in the started file's folder and the job script's, and up to three folders above each. */
-const PIN_FILES = ["requirements.txt", "setup.py", "setup.cfg", "pyproject.toml", "environment.yml", "environment.yaml"];
+const PIN_FILES = [
+  "requirements.txt",
+  "setup.py",
+  "setup.cfg",
+  "pyproject.toml",
+  "environment.yml",
+  "environment.yaml",
+];
 
 /** Whether a Lightning pin of the project admits no release with the check (2.1 or later), or cannot be read: then what runs is not settled here. */
 function pinnedBeforeCheck(ctx: ManifestRuleContext, dirs: readonly string[]): boolean {
@@ -414,7 +421,8 @@ function lightningLaunch(
   c: ShellCommand,
   l: Launch,
 ): { call: LightningCall; perNode: SbatchOption; k: number } | null {
-  if (l.program !== "python" || l.unknownOptions || l.words.some((w) => w.value === "-c" || w.value === "-m")) return null;
+  if (l.program !== "python" || l.unknownOptions || l.words.some((w) => w.value === "-c" || w.value === "-m"))
+    return null;
   if (l.srun && STEP_LAYOUT.some((o) => l.srun!.options.has(o))) return null;
   const perNode =
     lastDirectiveOption(job.directives, "ntasks-per-node") ?? lastDirectiveOption(job.directives, "tasks-per-node");
@@ -429,7 +437,11 @@ function lightningLaunch(
   const launched = path ? launchedScript(ctx.file, path, ctx.read) : null;
   if (!launched || !/\b(?:lightning|pytorch_lightning|lightning_fabric)\b/.test(launched.text)) return null;
   // A cluster environment of its own, or Slurm's variables changed by the program.
-  if (/\b(?:\w+Environment)\s*\(|environ\s*\[\s*["']SLURM_\w+["']\s*\]\s*=[^=]|environ\.(?:pop|setdefault|update)\b/.test(launched.text))
+  if (
+    /\b(?:\w+Environment)\s*\(|environ\s*\[\s*["']SLURM_\w+["']\s*\]\s*=[^=]|environ\.(?:pop|setdefault|update)\b/.test(
+      launched.text,
+    )
+  )
     return null;
   const argv = l.words.slice(at + 1).map((w) => resolveLiteral(w.value, job.literals));
   const calls = lightningCalls(launched.text, argv.includes(null) ? null : (argv as string[]));
@@ -453,7 +465,11 @@ function checkLightningSettings(ctx: ManifestRuleContext, job: JobScriptFacts, c
   const gpuAccelerator = call.accelerator === "gpu" || call.accelerator === "cuda";
   const visible = req.gpusPerTask !== null ? null : req.gpusPerNode;
   const d =
-    call.devices === "all" ? ((gpuAccelerator || call.accelerator === "auto") && visible !== null ? visible : null) : call.devices;
+    call.devices === "all"
+      ? (gpuAccelerator || call.accelerator === "auto") && visible !== null
+        ? visible
+        : null
+      : call.devices;
   const nodesOption = lastDirectiveOption(job.directives, "nodes");
   const m = int(nodesOption?.value);
   // The check runs where the strategy starts processes as scripts: DDP, named or chosen for several devices or nodes.
