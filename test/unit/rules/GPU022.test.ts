@@ -511,6 +511,8 @@ test("GPU022's Lightning check (default set): devices or num_nodes other than th
     /num_nodes=1\) but the job's --nodes=2/,
   );
   assert.equal(run(fourByTwo, "trainer = L.Trainer(devices=4, num_nodes=2)").length, 0);
+  assert.equal(run(`${one}export PL_TRAINER_DEVICES=1\n`, "trainer = L.Trainer()").length, 0, "Lightning's defaults");
+  assert.equal(run(one, "trainer = L.Trainer()", "PL_TRAINER_DEVICES=1 srun python fit.py").length, 0);
   // devices=None is unknown; more tasks than GPUs with the GPU accelerator and DDP named cannot match.
   const many = "#SBATCH --ntasks-per-node=48\n";
   assert.equal(
