@@ -479,7 +479,10 @@ test("GPU022's Lightning check (default set): devices or num_nodes other than th
   assert.equal(d.length, 1);
   assert.equal(d[0].severity, "error");
   assert.equal(d[0].range.start.line, 4);
-  assert.match(d[0].message, /Trainer\(devices=4\) but the job's --ntasks-per-node=1/);
+  assert.match(
+    d[0].message,
+    /Trainer gets devices=4 but the job asks for --ntasks-per-node=1: .*ValueError\("You set `devices=4`/,
+  );
   assert.equal(
     run(one, "trainer = L.Trainer(devices=4)", "python fit.py").length,
     1,
@@ -508,7 +511,7 @@ test("GPU022's Lightning check (default set): devices or num_nodes other than th
   const fourByTwo = "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4\n";
   assert.match(
     run(fourByTwo, "trainer = L.Trainer(devices=4)")[0]?.message ?? "",
-    /num_nodes=1\) but the job's --nodes=2/,
+    /gets num_nodes=1 \(the default\) but the job asks for --nodes=2/,
   );
   assert.equal(run(fourByTwo, "trainer = L.Trainer(devices=4, num_nodes=2)").length, 0);
   assert.equal(run(`${one}export PL_TRAINER_DEVICES=1\n`, "trainer = L.Trainer()").length, 0, "Lightning's defaults");

@@ -477,24 +477,34 @@ function checkLightningSettings(ctx: ManifestRuleContext, job: JobScriptFacts, c
   // The check runs where the strategy starts processes as scripts: DDP, named or chosen for several devices or nodes.
   const checks = (devices: number) =>
     call.strategy === "popen" || (call.strategy === "auto" && (devices > 1 || (call.numNodes ?? 1) > 1));
-  let problem: string | null = null;
+  const lead = `under Slurm Lightning runs one process per Slurm task and starts none itself, and from release 2.1 it checks the job before training and stops with ValueError`;
+  const srunHint = l.srun
+    ? ""
+    : ", and start the program with srun (the batch script runs this command once, not once per task)";
+  let message: string | null = null;
+  let related: SbatchOption = perNode;
   if (d !== null && d !== k && checks(d)) {
-    problem = `${call.kind}(devices=${call.devices === "all" ? `"auto", here ${d}` : d}) but the job's --ntasks-per-node=${k}`;
+    const written = call.devices === "all" ? `devices "auto" (here the job's ${d} GPUs per node)` : `devices=${d}`;
+    message = `this program's Lightning ${call.kind} gets ${written} but the job asks for --ntasks-per-node=${k}: ${lead}("You set \`devices=${d}\` in Lightning, but the number of tasks per node configured in SLURM \`--ntasks-per-node=${k}\` does not match"); ask for --ntasks-per-node=${d}${srunHint}`;
   } else if (d === null && gpuAccelerator && call.strategy === "popen" && visible !== null && k > visible) {
-    problem = `${call.kind}(accelerator="${call.accelerator}") with at most the job's ${visible} GPUs per node as devices but the job's --ntasks-per-node=${k}`;
+    message = `this program's Lightning ${call.kind} (accelerator="${call.accelerator}") gets at most the job's ${visible} GPUs per node as devices but the job asks for --ntasks-per-node=${k}: ${lead}("You set \`devices=N\` in Lightning, but the number of tasks per node configured in SLURM \`--ntasks-per-node=${k}\` does not match"); ask for one task per device (at most --ntasks-per-node=${visible})${srunHint}`;
   } else if (d !== null && d === k && m !== null && call.numNodes !== null && call.numNodes !== m && checks(d)) {
-    problem = `${call.kind}(num_nodes=${call.numNodes}) but the job's --nodes=${m}`;
+    related = lastDirectiveOption(job.directives, "nodes")!;
+    message = `this program's Lightning ${call.kind} gets num_nodes=${call.numNodes}${call.numNodes === 1 ? " (the default)" : ""} but the job asks for --nodes=${m}: ${lead}("You set \`num_nodes=${call.numNodes}\` in Lightning, but the number of nodes configured in SLURM \`--nodes=${m}\` does not match"); give it num_nodes=${m}${srunHint}`;
   }
-  if (!problem) return false;
-  const started = l.srun
-    ? "srun starts one process per task"
-    : `the batch script runs it once (only srun starts one per task)`;
+  if (!message) return false;
   ctx.report({
     range: wordsRange(ctx, l.srun ? l.srun.word : l.words[0], l.words[0]),
-    message: `this program makes a Lightning ${problem}: under Slurm Lightning takes its processes from Slurm's tasks and starts none itself, and from release 2.1 it stops before training with ValueError ("You set \`devices=...\` in Lightning, but the number of tasks per node configured in SLURM ... does not match"; for nodes, "You set \`num_nodes=...\`"); ${started}: ask for one task per device (--ntasks-per-node equal to devices, --nodes to num_nodes) and start it with srun`,
+    message,
     severity: "error",
     related: [
-      { range: perNode.range, message: "the tasks per node Lightning compares with devices" },
+      {
+        range: related.range,
+        message:
+          related === perNode
+            ? "the tasks per node Lightning compares with devices"
+            : "the nodes Lightning compares with num_nodes",
+      },
       ...(req.where ? [{ range: req.where.range, message: "the GPUs asked of Slurm" }] : []),
     ],
   });
