@@ -538,6 +538,8 @@ test("GPU022's Lightning check (default set): devices or num_nodes other than th
     0,
   );
   assert.equal(run(one, program, undefined, { "requirements.txt": "lightning>=2.2\ntorch\n" }).length, 1);
+  const poetry = '[tool.poetry.dependencies]\npython = "^3.9"\npytorch-lightning = "1.9.0"\n';
+  assert.equal(run(one, program, undefined, { "pyproject.toml": poetry }).length, 0, "Poetry's exact pin");
   // Fabric validates in `launch()`.
   const fabric = "fabric = L.Fabric(accelerator='cuda', devices=4)";
   assert.equal(run(one, `${fabric}\nfabric.launch()`).length, 1);

@@ -185,5 +185,12 @@ export function lightningPinsIn(text: string): string[] {
       .replace(/(^|,)\s*=(?!=)/g, "$1==");
     if (spec) out.push(spec);
   }
+  // Poetry's tables: `lightning = "1.9.0"` (exactly), `"^2.0"` (at least), `{ version = "~1.9" }`.
+  const poetry =
+    /^\s*(pytorch[-_]lightning|lightning(?:[-_]fabric)?)\s*=\s*(?:\{[^}\n]*\bversion\s*=\s*)?"([^"\n]+)"/gim;
+  for (const m of text.matchAll(poetry)) {
+    const v = m[2].trim();
+    out.push(/^\d/.test(v) ? `==${v}` : v.replace(/^\^/, ">=").replace(/^~(?!=)/, "~="));
+  }
   return out;
 }
