@@ -462,3 +462,86 @@ test("GPU022: srun torchrun in a job whose --ntasks leaves one task a node is ri
   assert.deepEqual(torchrun("#SBATCH --nodes=2\n", "srun --ntasks-per-node=1"), [], "no task count: honoured");
   assert.match(torchrun("#SBATCH --nodes=2\n", "srun --ntasks-per-node=2")[0] ?? "", /^srun starts 2 tasks per node/);
 });
+
+test("GPU022's Lightning check (default set): devices or num_nodes other than the job's --ntasks-per-node or --nodes, where Lightning 2.1's Slurm check raises", () => {
+  const run = (head: string, program: string, line = "srun python fit.py", extra: Record<string, string> = {}) => {
+    const dir = project({ "fit.py": `import lightning as L\n${program}\ntrainer.fit(None)\n`, ...extra });
+    return lintManifestCode(
+      `#!/bin/bash\n${head}#SBATCH --gres=gpu:4\n${line}\n`,
+      "jobscript",
+      "GPU022",
+      {},
+      join(dir, "job.sbatch"),
+    );
+  };
+  const one = "#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n";
+  const d = run(one, "trainer = L.Trainer(accelerator='gpu', devices=4)");
+  assert.equal(d.length, 1);
+  assert.equal(d[0].severity, "error");
+  assert.equal(d[0].range.start.line, 4);
+  assert.match(
+    d[0].message,
+    /Trainer gets devices=4 but the job asks for --ntasks-per-node=1: .*ValueError\("You set `devices=4`/,
+  );
+  assert.equal(
+    run(one, "trainer = L.Trainer(devices=4)", "python fit.py").length,
+    1,
+    "the batch step has the variables too",
+  );
+  assert.equal(run(one, "trainer = L.Trainer()").length, 1, "devices not given: all 4 GPUs");
+  assert.equal(run(one, "trainer = L.Trainer(devices=[0, 1])").length, 1);
+  assert.equal(run("#SBATCH --ntasks-per-node=4\n", "trainer = L.Trainer(devices=4)").length, 0, "matching");
+  assert.equal(run("#SBATCH --ntasks-per-node=4\n", "trainer = L.Trainer(devices='auto')").length, 0);
+  assert.equal(run(one, "trainer = L.Trainer(devices=1)").length, 0, "one device, one node: no DDP launcher, no check");
+  assert.equal(
+    run(one, "trainer = L.Trainer(devices=4, strategy='fsdp')").length,
+    0,
+    "FSDP has no launcher under Slurm",
+  );
+  assert.equal(run(one, "trainer = L.Trainer(devices=4, strategy='ddp_spawn')").length, 0);
+  assert.equal(run(one, "trainer = L.Trainer(devices=4, plugins=[env])").length, 0, "a cluster environment of its own");
+  assert.equal(run(one, "trainer = L.Trainer(**cfg)").length, 0);
+  assert.equal(run(one, "trainer = L.Trainer(devices=cfg.n)").length, 0, "devices not known");
+  assert.equal(run(`${one}#SBATCH --job-name=bash\n`, "trainer = L.Trainer(devices=4)").length, 0, "interactive mode");
+  assert.equal(
+    run(one, "trainer = L.Trainer(devices=4)", "srun -n 4 python fit.py").length,
+    0,
+    "a layout of the step's own",
+  );
+  const fourByTwo = "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4\n";
+  assert.match(
+    run(fourByTwo, "trainer = L.Trainer(devices=4)")[0]?.message ?? "",
+    /gets num_nodes=1 \(the default\) but the job asks for --nodes=2/,
+  );
+  assert.equal(run(fourByTwo, "trainer = L.Trainer(devices=4, num_nodes=2)").length, 0);
+  assert.equal(run(`${one}export PL_TRAINER_DEVICES=1\n`, "trainer = L.Trainer()").length, 0, "Lightning's defaults");
+  assert.equal(run(one, "trainer = L.Trainer()", "PL_TRAINER_DEVICES=1 srun python fit.py").length, 0);
+  // devices=None is unknown; more tasks than GPUs with the GPU accelerator and DDP named cannot match.
+  const many = "#SBATCH --ntasks-per-node=48\n";
+  assert.equal(
+    run(many, "trainer = L.Trainer(accelerator='gpu', devices=n, strategy='ddp')", "python fit.py").length,
+    1,
+  );
+  assert.equal(run(many, "trainer = L.Trainer(accelerator='gpu', devices=n)", "python fit.py").length, 0);
+  // Values from argparse options on the command line, else their defaults.
+  const parsed =
+    "import argparse\np = argparse.ArgumentParser()\np.add_argument('--gpus', type=int, default=1)\nargs = p.parse_args()\ntrainer = L.Trainer(devices=args.gpus)";
+  assert.equal(run(one, parsed, "srun python fit.py --gpus 4").length, 1);
+  assert.equal(run(one, parsed, "srun python fit.py --gpus=1").length, 0);
+  assert.equal(run(one, parsed).length, 0, "the default, one device");
+  // Pins: below 2.1 Lightning has no such check (silent); 2.1 or later, or unpinned, it has.
+  const program = "trainer = L.Trainer(devices=4)";
+  assert.equal(run(one, program, undefined, { "requirements.txt": "pytorch-lightning==1.9.5\n" }).length, 0);
+  assert.equal(run(one, program, undefined, { "requirements.txt": "lightning>=2.0,<2.1\n" }).length, 0);
+  assert.equal(
+    run(one, program, undefined, { "environment.yml": "dependencies:\n  - pytorch-lightning=1.8.6\n" }).length,
+    0,
+  );
+  assert.equal(run(one, program, undefined, { "requirements.txt": "lightning>=2.2\ntorch\n" }).length, 1);
+  const poetry = '[tool.poetry.dependencies]\npython = "^3.9"\npytorch-lightning = "1.9.0"\n';
+  assert.equal(run(one, program, undefined, { "pyproject.toml": poetry }).length, 0, "Poetry's exact pin");
+  // Fabric validates in `launch()`.
+  const fabric = "fabric = L.Fabric(accelerator='cuda', devices=4)";
+  assert.equal(run(one, `${fabric}\nfabric.launch()`).length, 1);
+  assert.equal(run(one, fabric).length, 0);
+});
