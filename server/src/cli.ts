@@ -68,9 +68,10 @@ const USAGE = `usage: gpu-pilot check [options] PATH...
        gpu-pilot mcp [--allow-run] [--nvidia-smi PATH] [--python PATH] [--root DIR] [--claims-dir DIR | --no-claims] [--claim-minutes N]   (gpu-pilot mcp --help)
        gpu-pilot kernel install|list|remove ...   Jupyter kernels on the selected GPUs (gpu-pilot kernel --help)
        gpu-pilot rule CODE | --all [--format json]   a rule's documentation (gpu-pilot rule GPU001)
-  PATH                    a .py or .ipynb file, a Dockerfile, compose file, Kubernetes YAML or Slurm
-                          job script (.sbatch, .slurm, .sh with #SBATCH lines), or a folder
-                          (searched recursively for all of these); - for stdin
+  PATH                    a .py or .ipynb file, a Dockerfile, compose file, Kubernetes YAML, Slurm
+                          job script (.sbatch, .slurm, .sh with #SBATCH lines), shell script or
+                          devcontainer.json, or a folder (searched recursively for all of these);
+                          - for stdin
 options:
   --format FORMAT         (or --output-format) text (default: one line per problem, [*] before the message of those --fix
                           fixes, then a summary) | json (Ruff's shape) | sarif (2.1.0) | github (workflow annotations)
