@@ -44,6 +44,7 @@ import {
   type ProjectReach,
 } from "./model";
 import { RankFlow } from "./rankFlow";
+import { indexWriters, type IndexWrite } from "./visibleIndex";
 import {
   constructorOf,
   deviceIdLists,
@@ -187,6 +188,8 @@ export class ProjectIndex {
    * a cold check of ColossalAI 1.5 x slower).
    */
   private readonly values = new Map<string, ModuleValues>();
+  /** By module file: its functions that write a given device string's index to CUDA_VISIBLE_DEVICES (python/visibleIndex.ts). */
+  private readonly indexWrites = new Map<string, ReadonlyMap<string, IndexWrite>>();
   /** By module file: {@link namesRank}. */
   private readonly namesRanks = new Map<string, boolean>();
   /** {@link reexportsOf}'s answers by file. */
@@ -331,6 +334,7 @@ export class ProjectIndex {
         return launches;
       },
       callableWrite: (path) => this.writeOf(functionFile(path), path, from, options, deps),
+      callableIndexWrite: (path) => this.indexWriteAt(functionFile(path), path, from, options, deps),
       launchReach: (launched, targets) => this.reach(launched, file, targets, options, deps),
       writerNames: () => this.writerNames(file, options),
       keptWriterNames: () => this.writers.get(this.rootOf(file)) ?? null,
@@ -519,6 +523,34 @@ export class ProjectIndex {
       : null;
   }
 
+  /** {@link ProjectLookup.callableIndexWrite} for the function at dotted `path`, defined in `target` (null: not a project function). */
+  private indexWriteAt(
+    target: string | null,
+    path: string,
+    from: string,
+    options: BaseOptions,
+    deps: Set<string>,
+  ): (IndexWrite & { where: string; file: string }) | null {
+    if (!target) return null;
+    deps.add(target);
+    let writes = this.indexWrites.get(target);
+    if (!writes) {
+      writes = new Map();
+      const text = this.read(target);
+      if (text !== null && text.length <= MAX_MODULE_BYTES && text.includes("CUDA_VISIBLE_DEVICES")) {
+        const tree = ModuleTrees.parse(pythonInput(text), false);
+        try {
+          writes = indexWriters(buildModel(tree, text, { ...options }));
+        } finally {
+          tree.delete();
+        }
+      }
+      this.indexWrites.set(target, writes);
+    }
+    const w = writes.get(path.slice(path.lastIndexOf(".") + 1));
+    return w ? { ...w, where: `${this.label(target, from)}:${w.line}`, file: target } : null;
+  }
+
   /** {@link ProjectLookup.callableKeyedDeviceParams} for the function or class at dotted `path`, defined in `target`. */
   private keyedParamsAt(
     target: string | null,
@@ -540,6 +572,7 @@ export class ProjectIndex {
   invalidate(file: string): boolean {
     // A module asked about (parsed for its values, or found naming no rank) answers anew.
     let dropped = this.values.delete(file);
+    if (this.indexWrites.delete(file)) dropped = true;
     if (this.namesRanks.delete(file)) dropped = true;
     // Re-exports change lookups only where the module had some (most modules have none).
     if (this.reexports.get(file)?.size) dropped = true;
@@ -602,6 +635,7 @@ export class ProjectIndex {
     this.mentions.clear();
     this.askedWriters.clear();
     this.values.clear();
+    this.indexWrites.clear();
     this.calls.clear();
     this.listings.clear();
     this.roots.clear();

@@ -6,7 +6,8 @@ import { nodeRange, type EnvWriteEvent } from "../python/events";
 import type { RelatedInfo } from "../types";
 import { DEVICE_QUERY_PATHS, SET_DEVICE_PATHS } from "../frameworks";
 import { callArgs, calleePath, enclosingFunction, envReadsOf, flowsFrom, inOtherBranch } from "./shared/py";
-import { stateBefore, statesInFunction } from "../python/timeline";
+import { deviceOfIndex, writeFrozen } from "../python/visibleIndex";
+import { calledIndexWrites } from "./shared/calledIndexWrite";
 
 /** GPU005: a device string or ordinal built from the value of CUDA_VISIBLE_DEVICES. */
 export const rule: PythonRule = {
@@ -16,8 +17,11 @@ export const rule: PythonRule = {
     severity: "error",
     fixable: true,
     fixSafety: "unsafe",
-    // A read of CUDA_VISIBLE_DEVICES or the value the file wrote to it (TextProbe.envWith).
-    trigger: (t) => t.envWith(["CUDA_VISIBLE_DEVICES"]),
+    // A read of CUDA_VISIBLE_DEVICES or the value the file wrote to it (TextProbe.envWith); with a
+    // project index, a torch file may call another module's function that writes a device string's
+    // index (shared/calledIndexWrite.ts: it runs only where the model imports torch).
+    trigger: (t, _preview, facts) =>
+      t.envWith(["CUDA_VISIBLE_DEVICES"]) || (!!facts?.projectWriters && t.hasWord("torch")),
     docs: {
       what: 'Finds device strings and ordinals built from the value of CUDA_VISIBLE_DEVICES: `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"`, `"cuda:" + gpu`, `torch.cuda.set_device(int(gpu))`, `device_ids=[gpu]`, `torch.cuda.get_device_capability(int(gpu))` (and the other torch.cuda device queries: `get_device_properties`, `get_device_name`, `mem_get_info`, the memory statistics, `synchronize`), `jax.devices()[gpu]`, where `gpu` was read from the variable (or is the value the file itself wrote to it). Also a device string whose index the file wrote to the variable and then used itself as the device: `os.environ["CUDA_VISIBLE_DEVICES"] = args.device.split(":")[1]` followed by `.to(args.device)` (no quick fix for this kind: the device may be the CPU). In preview: a comparison of ids read from CUDA_VISIBLE_DEVICES with the number of visible GPUs (`max(ids) < torch.cuda.device_count()`, `gpu >= torch.cuda.device_count()`, `gpu in range(torch.cuda.device_count())`), which fails whenever the ids do not start at 0 (a Ray worker with `num_gpus=1` sees `CUDA_VISIBLE_DEVICES="3"` and one device: KarhouTam/FL-bench#162); a count of the ids (`len(ids)`, `.count(",") + 1`) is left alone.',
       follows:
@@ -48,12 +52,12 @@ export const rule: PythonRule = {
       // reach a same-named parameter or variable of another (else real code gets false positives). A
       // module-level source reaches every function.
       const from = enclosingFunction(origin.node);
-      if (from && from.id !== enclosingFunction(node)?.id) return;
+      if (from && from.id !== enclosingFunction(node)?.id && !origin.otherMethod) return;
       reported.add(node.id);
       ctx.report({
         range: nodeRange(node),
         message: `${what} uses ${origin.what} (${ctx.where(origin.node.startPosition.row)}) as a device ordinal: CUDA renumbers the visible GPUs from 0, so with CUDA_VISIBLE_DEVICES="1" this names cuda:1, which does not exist (invalid device ordinal); the first visible GPU is cuda:0`,
-        related: [origin.related],
+        related: [origin.related, ...(origin.more ?? [])],
         ...(replacement !== null && !origin.deviceString
           ? {
               fix: {
@@ -220,6 +224,10 @@ interface Origin {
   deviceString?: boolean;
   /** A read of CUDA_VISIBLE_DEVICES (not a value the file wrote to it). */
   read?: boolean;
+  /** Used in another method of the class whose constructor wrote it (shared/calledIndexWrite.ts). */
+  otherMethod?: boolean;
+  /** Related information after `related` (the write in another module). */
+  more?: RelatedInfo[];
 }
 
 /**
@@ -238,10 +246,10 @@ function sourcesOf(ctx: RuleContext): Map<number, Origin> {
   }
   for (const w of envWritesAnywhere(ctx.model)) {
     if (w.variable !== "CUDA_VISIBLE_DEVICES" || !w.value || !w.statement || w.literal !== null) continue;
-    const device = deviceOfIndex(ctx, w.value);
+    const device = deviceOfIndex(ctx.model, w.value);
     if (device) {
       // Written after CUDA initialised, the write changes nothing (GPU001 says so): cuda:N still exists.
-      if (!writeFrozen(ctx, w)) deviceStringUses(ctx, w, device, out);
+      if (!writeFrozen(ctx.model, w)) deviceStringUses(ctx, w, device, out);
       continue;
     }
     let root: SyntaxNode | null = w.value;
@@ -268,63 +276,20 @@ function sourcesOf(ctx: RuleContext): Map<number, Origin> {
       });
     }
   }
+  // A function (of this file or another project module) that writes a given device string's index.
+  calledIndexWrites(ctx, (use, w) => {
+    if (out.has(use.id)) return;
+    const [first, ...more] = w.related;
+    out.set(use.id, {
+      node: w.statement,
+      what: `the device string \`${use.text}\`${use.text === w.device ? "" : ` (kept from \`${w.device}\`)`} whose index ${w.callee}(...) wrote to CUDA_VISIBLE_DEVICES (${w.where})`,
+      deviceString: true,
+      related: first,
+      more,
+      ...(w.otherMethod ? { otherMethod: true } : {}),
+    });
+  });
   return out;
-}
-
-/**
- * The device string whose index a written value takes: `args.device.split(":")[1]` (or `[-1]`, or
- * `.split(":", 1)[1]`), `args.device.replace("cuda:", "")`, `str(torch.device(d).index)`, also as a
- * branch of `x if cond else y` and inside `str()`. Only a name or an attribute (`device`,
- * `args.device`, `self.cfg.device`), whose later uses can be matched by their text; null otherwise.
- */
-function deviceOfIndex(ctx: RuleContext, value: SyntaxNode): SyntaxNode | null {
-  let v: SyntaxNode | null = value;
-  if (v.type === "conditional_expression") {
-    for (const branch of [v.namedChildren[0], v.namedChildren[2]]) {
-      const d = branch ? deviceOfIndex(ctx, branch) : null;
-      if (d) return d;
-    }
-    return null;
-  }
-  if (v.type === "call" && v.childForFieldName("function")?.text === "str") v = callArgs(v).positional[0] ?? null;
-  if (!v) return null;
-  let device: SyntaxNode | null = null;
-  if (v.type === "subscript") {
-    // d.split(":")[1], d.split(":", 1)[1], d.split(":")[-1]
-    const index = v.childForFieldName("subscript")?.text;
-    const call = v.childForFieldName("value");
-    const fn = call?.type === "call" ? call.childForFieldName("function") : null;
-    if (
-      (index === "1" || index === "-1") &&
-      fn?.type === "attribute" &&
-      fn.childForFieldName("attribute")?.text === "split"
-    ) {
-      const sep = callArgs(call!).positional[0];
-      if (sep && stringValue(sep) === ":") device = fn.childForFieldName("object");
-    }
-  } else if (v.type === "call") {
-    // d.replace("cuda:", "")
-    const fn = v.childForFieldName("function");
-    const { positional } = callArgs(v);
-    if (
-      fn?.type === "attribute" &&
-      fn.childForFieldName("attribute")?.text === "replace" &&
-      stringValue(positional[0]) === "cuda:" &&
-      stringValue(positional[1]) === ""
-    )
-      device = fn.childForFieldName("object");
-  } else if (v.type === "attribute" && v.childForFieldName("attribute")?.text === "index") {
-    // torch.device(d).index
-    const call = v.childForFieldName("object");
-    if (call?.type === "call" && /(^|\.)device$/.test(call.childForFieldName("function")?.text ?? ""))
-      device = callArgs(call).positional[0] ?? null;
-    // dev.index, where dev = torch.device(d): dev itself is the device that no longer exists
-    else if (call?.type === "identifier") {
-      const bound = ctx.model.valueOf(call.text, call.startIndex);
-      if (bound?.type === "call" && calleePath(ctx.model, bound) === "torch.device") device = call;
-    }
-  }
-  return device && (device.type === "identifier" || device.type === "attribute") ? device : null;
 }
 
 /**
@@ -357,22 +322,6 @@ function deviceStringUses(ctx: RuleContext, w: EnvWriteEvent, device: SyntaxNode
       },
     });
   }
-}
-
-/**
- * Whether a CUDA-initialising call ran before the write (on the module's timeline, or in the
- * timeline of a function the module never calls): CUDA then keeps the GPUs it saw.
- */
-function writeFrozen(ctx: RuleContext, w: EnvWriteEvent): boolean {
-  const same = (e: { kind: string; statement?: SyntaxNode | null; variable?: string }) =>
-    e.kind === "envWrite" && e.statement?.id === w.statement?.id && e.variable === w.variable;
-  const onModule = ctx.model.events.find(same);
-  if (onModule) return !!stateBefore(ctx.model, onModule as EnvWriteEvent).frozenBy;
-  for (const fn of ctx.model.functionTimelines) {
-    const e = fn.events.find(same);
-    if (e) return !!statesInFunction(ctx.model, fn)(e as EnvWriteEvent).frozenBy;
-  }
-  return false;
 }
 
 /**
