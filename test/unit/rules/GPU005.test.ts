@@ -325,6 +325,9 @@ test("GPU005 across modules: the caller uses the same attribute after the call, 
   // CUDA initialised before the call: the write changes nothing.
   const early = main.replace("    pin_gpu(args)\n", "    torch.cuda.is_available()\n    pin_gpu(args)\n");
   assert.deepEqual(lintWithProject({ "helpers.py": HELPER }, "main.py", early), []);
+  // CUDA initialised at the top level of the module, which may call main() after it: silent.
+  const top = main.replace("\n\n\ndef main", "\ntorch.cuda.is_available()\n\n\ndef main");
+  assert.deepEqual(lintWithProject({ "helpers.py": HELPER }, "main.py", top), []);
 });
 
 test("GPU005 follows a function of the same file that writes its parameter's index", async () => {

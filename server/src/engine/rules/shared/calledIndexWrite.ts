@@ -59,7 +59,7 @@ export function calledIndexWrites(ctx: RuleContext, mark: (use: SyntaxNode, w: C
     const arg = w ? (positional[w.index] ?? keywords.get(w.name)) : undefined;
     if (!w || !arg || (arg.type !== "identifier" && arg.type !== "attribute")) continue;
     const statement = statementOf(call);
-    if (initBefore(ctx, statement, false)) continue;
+    if (initBefore(ctx, statement, !!enclosingFunction(statement))) continue;
     const device = w.attr ? `${arg.text}.${w.attr}` : arg.text;
     const root = arg.type === "attribute" ? rootName(arg) : arg.text;
     const callee = fn.text;
@@ -183,8 +183,9 @@ function assignedTarget(n: SyntaxNode): boolean {
 /**
  * Whether CUDA may have been initialised before `statement` in its function (or module level): an
  * init event of the model's timelines there, a `torch.cuda` call, a `.cuda()` or `.to()` move, or a
- * project function that initialises CUDA (ProjectLookup.callableInit); with `module`, also an init
- * anywhere at the module's top level. The timelines hold only the functions that matter to the
+ * project function that initialises CUDA (ProjectLookup.callableInit); with `module` (a call in a
+ * function, which the module's top level may call after initialising CUDA), also an init anywhere
+ * at the module's top level. The timelines hold only the functions that matter to the
  * walk, hence the calls' own test.
  */
 function initBefore(ctx: RuleContext, statement: SyntaxNode, module: boolean): boolean {
