@@ -148,6 +148,14 @@ type Found = Omit<ProjectInit, "where">;
 type BaseOptions = Pick<ModelOptions, "eagerInitModules" | "torchBelow24">;
 
 /** What the writers' scan found in one module ({@link ProjectIndex} `writersIn`): by function name, the variable and its 1-based line. */
+/**
+ * The `variable` of a writers' scan entry for a function that writes the index of a device string it
+ * is given to CUDA_VISIBLE_DEVICES somewhere in its body (python/visibleIndex.ts `indexWriters`),
+ * not first: its name joins {@link ProjectIndex.writerNames} (the prefilter runs GPU005 on its
+ * callers), but {@link ProjectLookup.callableWrite} does not answer for it.
+ */
+export const INDEX_WRITE = "CUDA_VISIBLE_DEVICES (a device string's index)";
+
 export type ModuleWriterMap = ReadonlyMap<string, { variable: string; line: number }>;
 
 /**
@@ -733,7 +741,7 @@ export class ProjectIndex {
     deps.add(target);
     this.askedWriters.set(target, options);
     const w = this.writersIn(target, options).get(path.slice(path.lastIndexOf(".") + 1));
-    return w
+    return w && w.variable !== INDEX_WRITE
       ? { variable: w.variable, where: `${this.label(target, from)}:${w.line}`, chain: [[target, w.line]] }
       : null;
   }
@@ -1076,7 +1084,11 @@ export function writersOf(
 ): Map<string, { variable: string; line: number }> | null {
   const out = new Map<string, { variable: string; line: number }>();
   let callFirst = false;
-  forEachModuleFunction(text, options, how === "partial", (name, t) => {
+  let index: ReadonlyMap<string, IndexWrite> | undefined;
+  forEachModuleFunction(text, options, how === "partial", (name, t, model) => {
+    // A function that writes a given device string's index (GPU005), for the prefilter's names only.
+    const i = (index ??= text?.includes("CUDA_VISIBLE_DEVICES") ? indexWriters(model) : new Map()).get(name);
+    if (i) out.set(name, { variable: INDEX_WRITE, line: i.line });
     const w = firstWriteBeforeInit(t.events);
     const own = w?.statement;
     if (!w || own?.parent?.type !== "block" || own.parent.parent?.id !== t.def.id) return;
@@ -1156,15 +1168,16 @@ function forEachModuleFunction(
   text: string | null,
   options: BaseOptions,
   partial: boolean,
-  visit: (name: string, timeline: FunctionTimeline) => void,
+  visit: (name: string, timeline: FunctionTimeline, model: ModuleModel) => void,
 ): void {
   if (text === null || text.length > MAX_MODULE_BYTES) return;
   const input = pythonInput(text);
   const tree = partial ? ModuleTrees.parseRanges(input, scanRanges(input)) : ModuleTrees.parse(input, false);
   try {
-    for (const t of buildModel(tree, text, { ...options, asImported: "functions" }).functionTimelines) {
+    const model = buildModel(tree, text, { ...options, asImported: "functions" });
+    for (const t of model.functionTimelines) {
       const name = t.def.childForFieldName("name")?.text;
-      if (!t.owner && name) visit(name, t);
+      if (!t.owner && name) visit(name, t, model);
     }
   } finally {
     tree.delete();
