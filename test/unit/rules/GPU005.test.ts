@@ -309,6 +309,20 @@ test("GPU005 across modules: a helper writes cfg.device's index, the constructor
   assert.deepEqual(lintWithProject({ "helpers.py": HELPER }, "backend.py", before), []);
 });
 
+test("the writers' scan lists a function that writes a given device string's index (the prefilter's names), which callableWrite does not answer for", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu005-scan-"));
+  writeFileSync(join(dir, "helpers.py"), HELPER);
+  writeFileSync(join(dir, "backend.py"), BACKEND);
+  const project = new ProjectIndex().lookupFor(join(dir, "backend.py"), lookupOptions({}));
+  assert.deepEqual([...(project.writerNames?.() ?? [])], ["pin_gpu"]);
+  assert.equal(project.callableWrite?.("helpers.pin_gpu"), null);
+  assert.equal(project.callableIndexWrite?.("helpers.pin_gpu")?.where, "helpers.py:7");
+  // A torch file that names no such function is skipped without a parse.
+  const other = lintPython("import torch\nx = torch.zeros(1)\n", { project, select: ["GPU005"] });
+  other.tree?.delete();
+  assert.equal(other.parsed, false);
+});
+
 test("GPU005 across modules: the caller uses the same attribute after the call, until something may change it", () => {
   const main =
     "import argparse\nimport torch\nfrom helpers import pin_gpu\n\n\ndef main():\n    args = argparse.ArgumentParser().parse_args()\n    pin_gpu(args)\n    model = torch.nn.Linear(2, 2).to(args.device)\n";
