@@ -289,7 +289,7 @@ test("GPU005 across modules: a helper writes cfg.device's index, the constructor
   assert.equal(d.range.start.line, 10);
   assert.match(
     d.message,
-    /`\.to\(self\._cfg\.device\)` uses the device string `self\._cfg\.device` \(kept from `cfg\.device`\) whose index pin_gpu\(\.\.\.\) wrote to CUDA_VISIBLE_DEVICES \(helpers\.py:7\) \(line 8\)/,
+    /`\.to\(self\._cfg\.device\)` uses the device string `self\._cfg\.device` \(kept from `cfg\.device`\) whose index pin_gpu\(\.\.\.\) writes to CUDA_VISIBLE_DEVICES \(at helpers\.py:7\) when called \(line 8\) as a device ordinal/,
   );
   assert.equal(d.fix, undefined);
   assert.equal(d.related?.length, 2);
@@ -352,7 +352,7 @@ test("GPU005 follows a function of the same file that writes its parameter's ind
   assert.equal(d.range.start.line, 10);
   assert.match(
     d.message,
-    /`device=device` uses the device string `device` whose index pin\(\.\.\.\) wrote to CUDA_VISIBLE_DEVICES \(line 6\)/,
+    /`device=device` uses the device string `device` whose index pin\(\.\.\.\) writes to CUDA_VISIBLE_DEVICES \(at line 6\) when called \(line 10\)/,
   );
   // A helper that rebinds its parameter first writes another value.
   const rebinds = src.replace("    os.environ", '    device = "cuda:0"\n    os.environ');

@@ -285,7 +285,7 @@ function sourcesOf(ctx: RuleContext): Map<number, Origin> {
     const [first, ...more] = w.related;
     out.set(use.id, {
       node: w.statement,
-      what: `the device string \`${use.text}\`${use.text === w.device ? "" : ` (kept from \`${w.device}\`)`} whose index ${w.callee}(...) wrote to CUDA_VISIBLE_DEVICES (${w.where})`,
+      what: `the device string \`${use.text}\`${use.text === w.device ? "" : ` (kept from \`${w.device}\`)`} whose index ${w.callee}(...) writes to CUDA_VISIBLE_DEVICES (at ${w.where}) when called`,
       deviceString: true,
       related: first,
       more,
