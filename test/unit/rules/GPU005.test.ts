@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { lintCode, applyFix } from "../support/helpers";
+import { lintPython } from "../../../server/src/engine/lint";
+import { ProjectIndex, lookupOptions } from "../../../server/src/engine/python/project";
 import { fixtureTests } from "./fixtureCheck";
 
 fixtureTests("GPU005");
@@ -257,4 +262,99 @@ test("GPU005 compares ids read from CUDA_VISIBLE_DEVICES with the device count o
   assert.equal(d.fix, undefined);
   const counted = src.replace("max(ids)", "len(ids)");
   assert.deepEqual(await lintCode(counted, "GPU005", { preview: true }), []);
+});
+
+/** Lints `main` (written to a temporary project beside `files`) with the project index, GPU005 only. */
+function lintWithProject(files: Record<string, string>, main: string, text: string) {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu005-"));
+  for (const [name, body] of Object.entries({ ...files, [main]: text })) {
+    mkdirSync(join(dir, name, ".."), { recursive: true });
+    writeFileSync(join(dir, name), body);
+  }
+  const project = new ProjectIndex().lookupFor(join(dir, main), lookupOptions({}));
+  const r = lintPython(text, { project, select: ["GPU005"] });
+  r.tree?.delete();
+  return r.diagnostics;
+}
+
+const HELPER =
+  'import os\n\n\ndef pin_gpu(cfg):\n    if cfg.device.startswith("cuda:"):\n        index = cfg.device.split(":")[1]\n        os.environ["CUDA_VISIBLE_DEVICES"] = index\n';
+const BACKEND =
+  "import torch\nfrom helpers import pin_gpu\n\n\nclass Backend:\n    def __init__(self, cfg):\n        self._cfg = cfg\n        pin_gpu(cfg)\n\n    def load(self):\n        return torch.nn.Linear(2, 2).to(self._cfg.device)\n";
+
+test("GPU005 across modules: a helper writes cfg.device's index, the constructor keeps cfg, a method uses self._cfg.device", () => {
+  const [d, ...rest] = lintWithProject({ "helpers.py": HELPER }, "backend.py", BACKEND);
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "error");
+  assert.equal(d.range.start.line, 10);
+  assert.match(
+    d.message,
+    /`\.to\(self\._cfg\.device\)` uses the device string `self\._cfg\.device` \(kept from `cfg\.device`\) whose index pin_gpu\(\.\.\.\) writes to CUDA_VISIBLE_DEVICES \(at helpers\.py:7\) when called \(line 8\) as a device ordinal/,
+  );
+  assert.equal(d.fix, undefined);
+  assert.equal(d.related?.length, 2);
+  assert.equal(d.related?.[0].range.start.line, 7);
+  assert.ok(d.related?.[1].file?.endsWith("helpers.py"));
+  assert.equal(d.related?.[1].range.start.line, 6);
+  // The helper renumbers the config after its write: silent.
+  const fixed = HELPER + '        cfg.device = "cuda:0"\n';
+  assert.deepEqual(lintWithProject({ "helpers.py": fixed }, "backend.py", BACKEND), []);
+  // The class assigns the device itself, or calls a method of its own before the write: silent.
+  const assigns = BACKEND.replace(
+    "        pin_gpu(cfg)\n",
+    '        pin_gpu(cfg)\n        self._cfg.device = "cuda:0"\n',
+  );
+  assert.deepEqual(lintWithProject({ "helpers.py": HELPER }, "backend.py", assigns), []);
+  const before = BACKEND.replace("        self._cfg = cfg\n", "        self._cfg = cfg\n        self.load()\n");
+  assert.deepEqual(lintWithProject({ "helpers.py": HELPER }, "backend.py", before), []);
+});
+
+test("the writers' scan lists a function that writes a given device string's index (the prefilter's names), which callableWrite does not answer for", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu005-scan-"));
+  writeFileSync(join(dir, "helpers.py"), HELPER);
+  writeFileSync(join(dir, "backend.py"), BACKEND);
+  const project = new ProjectIndex().lookupFor(join(dir, "backend.py"), lookupOptions({}));
+  assert.deepEqual([...(project.writerNames?.() ?? [])], ["pin_gpu"]);
+  assert.equal(project.callableWrite?.("helpers.pin_gpu"), null);
+  assert.equal(project.callableIndexWrite?.("helpers.pin_gpu")?.where, "helpers.py:7");
+  // A torch file that names no such function is skipped without a parse.
+  const other = lintPython("import torch\nx = torch.zeros(1)\n", { project, select: ["GPU005"] });
+  other.tree?.delete();
+  assert.equal(other.parsed, false);
+});
+
+test("GPU005 across modules: the caller uses the same attribute after the call, until something may change it", () => {
+  const main =
+    "import argparse\nimport torch\nfrom helpers import pin_gpu\n\n\ndef main():\n    args = argparse.ArgumentParser().parse_args()\n    pin_gpu(args)\n    model = torch.nn.Linear(2, 2).to(args.device)\n";
+  const [d, ...rest] = lintWithProject({ "helpers.py": HELPER }, "main.py", main);
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 8);
+  assert.match(d.message, /`\.to\(args\.device\)` uses the device string `args\.device` whose index pin_gpu/);
+  for (const between of ['    args.device = "cuda:0"\n', "    renumber(args)\n"])
+    assert.deepEqual(
+      lintWithProject({ "helpers.py": HELPER }, "main.py", main.replace("    model", `${between}    model`)),
+      [],
+      between,
+    );
+  // CUDA initialised before the call: the write changes nothing.
+  const early = main.replace("    pin_gpu(args)\n", "    torch.cuda.is_available()\n    pin_gpu(args)\n");
+  assert.deepEqual(lintWithProject({ "helpers.py": HELPER }, "main.py", early), []);
+  // CUDA initialised at the top level of the module, which may call main() after it: silent.
+  const top = main.replace("\n\n\ndef main", "\ntorch.cuda.is_available()\n\n\ndef main");
+  assert.deepEqual(lintWithProject({ "helpers.py": HELPER }, "main.py", top), []);
+});
+
+test("GPU005 follows a function of the same file that writes its parameter's index", async () => {
+  const src =
+    'import os\nimport torch\n\n\ndef pin(device):\n    os.environ["CUDA_VISIBLE_DEVICES"] = device.split(":")[-1]\n\n\ndef main(device="cuda:1"):\n    pin(device)\n    return torch.zeros(1, device=device)\n';
+  const [d, ...rest] = await lintCode(src, "GPU005");
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 10);
+  assert.match(
+    d.message,
+    /`device=device` uses the device string `device` whose index pin\(\.\.\.\) writes to CUDA_VISIBLE_DEVICES \(at line 6\) when called \(line 10\)/,
+  );
+  // A helper that rebinds its parameter first writes another value.
+  const rebinds = src.replace("    os.environ", '    device = "cuda:0"\n    os.environ');
+  assert.deepEqual(await lintCode(rebinds, "GPU005"), []);
 });

@@ -15,6 +15,7 @@ import { isWordCode } from "../../../../common/src/python/lineStructure";
 import type { EnvWriteEvent, FunctionTimeline, MagicLine, TimelineCall, TimelineEvent } from "./events";
 import type { Firsts } from "./timeline";
 import type { RemoteDefinition } from "./ray";
+import type { IndexWrite } from "./visibleIndex";
 import type { LaunchNodes } from "../slurmLaunch";
 import type { Range } from "../types";
 import {
@@ -155,6 +156,14 @@ export interface ProjectLookup {
    * are parsed for it. Optional, as {@link callableReturns}.
    */
   callableWrite?(path: string): ProjectWrite | null;
+  /**
+   * Where the project function at `path` writes to CUDA_VISIBLE_DEVICES the index of a device string
+   * it is given, its parameter or an attribute of it (`cfg.device.split(":")[1]`;
+   * python/visibleIndex.ts `indexWriters`), with where (`utils.py:16`) and the module's absolute path; null when it writes none so,
+   * or is not a project function. Only modules whose text names CUDA_VISIBLE_DEVICES are parsed for
+   * it. Optional, as {@link callableReturns}.
+   */
+  callableIndexWrite?(path: string): (IndexWrite & { where: string; file: string }) | null;
   /**
    * The names of the project's module-level functions that {@link callableWrite} answers for (a
    * startup variable written before anything initialises), in the whole project: what the

@@ -44,6 +44,7 @@ import {
   type ProjectReach,
 } from "./model";
 import { RankFlow } from "./rankFlow";
+import { indexWriters, type IndexWrite } from "./visibleIndex";
 import {
   constructorOf,
   deviceIdLists,
@@ -147,6 +148,14 @@ type Found = Omit<ProjectInit, "where">;
 type BaseOptions = Pick<ModelOptions, "eagerInitModules" | "torchBelow24">;
 
 /** What the writers' scan found in one module ({@link ProjectIndex} `writersIn`): by function name, the variable and its 1-based line. */
+/**
+ * The `variable` of a writers' scan entry for a function that writes the index of a device string it
+ * is given to CUDA_VISIBLE_DEVICES somewhere in its body (python/visibleIndex.ts `indexWriters`),
+ * not first: its name joins {@link ProjectIndex.writerNames} (the prefilter runs GPU005 on its
+ * callers), but {@link ProjectLookup.callableWrite} does not answer for it.
+ */
+export const INDEX_WRITE = "CUDA_VISIBLE_DEVICES (a device string's index)";
+
 export type ModuleWriterMap = ReadonlyMap<string, { variable: string; line: number }>;
 
 /**
@@ -187,6 +196,8 @@ export class ProjectIndex {
    * a cold check of ColossalAI 1.5 x slower).
    */
   private readonly values = new Map<string, ModuleValues>();
+  /** By module file: its functions that write a given device string's index to CUDA_VISIBLE_DEVICES (python/visibleIndex.ts). */
+  private readonly indexWrites = new Map<string, ReadonlyMap<string, IndexWrite>>();
   /** By module file: {@link namesRank}. */
   private readonly namesRanks = new Map<string, boolean>();
   /** {@link reexportsOf}'s answers by file. */
@@ -331,6 +342,7 @@ export class ProjectIndex {
         return launches;
       },
       callableWrite: (path) => this.writeOf(functionFile(path), path, from, options, deps),
+      callableIndexWrite: (path) => this.indexWriteAt(functionFile(path), path, from, options, deps),
       launchReach: (launched, targets) => this.reach(launched, file, targets, options, deps),
       writerNames: () => this.writerNames(file, options),
       keptWriterNames: () => this.writers.get(this.rootOf(file)) ?? null,
@@ -519,6 +531,34 @@ export class ProjectIndex {
       : null;
   }
 
+  /** {@link ProjectLookup.callableIndexWrite} for the function at dotted `path`, defined in `target` (null: not a project function). */
+  private indexWriteAt(
+    target: string | null,
+    path: string,
+    from: string,
+    options: BaseOptions,
+    deps: Set<string>,
+  ): (IndexWrite & { where: string; file: string }) | null {
+    if (!target) return null;
+    deps.add(target);
+    let writes = this.indexWrites.get(target);
+    if (!writes) {
+      writes = new Map();
+      const text = this.read(target);
+      if (text !== null && text.length <= MAX_MODULE_BYTES && text.includes("CUDA_VISIBLE_DEVICES")) {
+        const tree = ModuleTrees.parse(pythonInput(text), false);
+        try {
+          writes = indexWriters(buildModel(tree, text, { ...options }));
+        } finally {
+          tree.delete();
+        }
+      }
+      this.indexWrites.set(target, writes);
+    }
+    const w = writes.get(path.slice(path.lastIndexOf(".") + 1));
+    return w ? { ...w, where: `${this.label(target, from)}:${w.line}`, file: target } : null;
+  }
+
   /** {@link ProjectLookup.callableKeyedDeviceParams} for the function or class at dotted `path`, defined in `target`. */
   private keyedParamsAt(
     target: string | null,
@@ -540,6 +580,7 @@ export class ProjectIndex {
   invalidate(file: string): boolean {
     // A module asked about (parsed for its values, or found naming no rank) answers anew.
     let dropped = this.values.delete(file);
+    if (this.indexWrites.delete(file)) dropped = true;
     if (this.namesRanks.delete(file)) dropped = true;
     // Re-exports change lookups only where the module had some (most modules have none).
     if (this.reexports.get(file)?.size) dropped = true;
@@ -602,6 +643,7 @@ export class ProjectIndex {
     this.mentions.clear();
     this.askedWriters.clear();
     this.values.clear();
+    this.indexWrites.clear();
     this.calls.clear();
     this.listings.clear();
     this.roots.clear();
@@ -699,7 +741,7 @@ export class ProjectIndex {
     deps.add(target);
     this.askedWriters.set(target, options);
     const w = this.writersIn(target, options).get(path.slice(path.lastIndexOf(".") + 1));
-    return w
+    return w && w.variable !== INDEX_WRITE
       ? { variable: w.variable, where: `${this.label(target, from)}:${w.line}`, chain: [[target, w.line]] }
       : null;
   }
@@ -1042,7 +1084,11 @@ export function writersOf(
 ): Map<string, { variable: string; line: number }> | null {
   const out = new Map<string, { variable: string; line: number }>();
   let callFirst = false;
-  forEachModuleFunction(text, options, how === "partial", (name, t) => {
+  let index: ReadonlyMap<string, IndexWrite> | undefined;
+  forEachModuleFunction(text, options, how === "partial", (name, t, model) => {
+    // A function that writes a given device string's index (GPU005), for the prefilter's names only.
+    const i = (index ??= text?.includes("CUDA_VISIBLE_DEVICES") ? indexWriters(model) : new Map()).get(name);
+    if (i) out.set(name, { variable: INDEX_WRITE, line: i.line });
     const w = firstWriteBeforeInit(t.events);
     const own = w?.statement;
     if (!w || own?.parent?.type !== "block" || own.parent.parent?.id !== t.def.id) return;
@@ -1122,15 +1168,16 @@ function forEachModuleFunction(
   text: string | null,
   options: BaseOptions,
   partial: boolean,
-  visit: (name: string, timeline: FunctionTimeline) => void,
+  visit: (name: string, timeline: FunctionTimeline, model: ModuleModel) => void,
 ): void {
   if (text === null || text.length > MAX_MODULE_BYTES) return;
   const input = pythonInput(text);
   const tree = partial ? ModuleTrees.parseRanges(input, scanRanges(input)) : ModuleTrees.parse(input, false);
   try {
-    for (const t of buildModel(tree, text, { ...options, asImported: "functions" }).functionTimelines) {
+    const model = buildModel(tree, text, { ...options, asImported: "functions" });
+    for (const t of model.functionTimelines) {
       const name = t.def.childForFieldName("name")?.text;
-      if (!t.owner && name) visit(name, t);
+      if (!t.owner && name) visit(name, t, model);
     }
   } finally {
     tree.delete();

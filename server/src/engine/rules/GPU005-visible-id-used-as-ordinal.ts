@@ -6,7 +6,8 @@ import { nodeRange, type EnvWriteEvent } from "../python/events";
 import type { RelatedInfo } from "../types";
 import { DEVICE_QUERY_PATHS, SET_DEVICE_PATHS } from "../frameworks";
 import { callArgs, calleePath, enclosingFunction, envReadsOf, flowsFrom, inOtherBranch } from "./shared/py";
-import { stateBefore, statesInFunction } from "../python/timeline";
+import { deviceOfIndex, writeFrozen } from "../python/visibleIndex";
+import { calledIndexWrites } from "./shared/calledIndexWrite";
 
 /** GPU005: a device string or ordinal built from the value of CUDA_VISIBLE_DEVICES. */
 export const rule: PythonRule = {
@@ -16,12 +17,18 @@ export const rule: PythonRule = {
     severity: "error",
     fixable: true,
     fixSafety: "unsafe",
-    // A read of CUDA_VISIBLE_DEVICES or the value the file wrote to it (TextProbe.envWith).
-    trigger: (t) => t.envWith(["CUDA_VISIBLE_DEVICES"]),
+    // A read of CUDA_VISIBLE_DEVICES or the value the file wrote to it (TextProbe.envWith); or, with
+    // a project index, a torch file that names a project function writing a device string's index
+    // (python/project.ts INDEX_WRITE: the writers' scan lists those names), as a whole word.
+    trigger: (t, _preview, facts) => {
+      if (t.envWith(["CUDA_VISIBLE_DEVICES"])) return true;
+      const writers = facts?.projectWriters?.();
+      return !!writers?.size && t.hasWord("torch") && t.hasAnyWord([...writers]);
+    },
     docs: {
-      what: 'Finds device strings and ordinals built from the value of CUDA_VISIBLE_DEVICES: `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"`, `"cuda:" + gpu`, `torch.cuda.set_device(int(gpu))`, `device_ids=[gpu]`, `torch.cuda.get_device_capability(int(gpu))` (and the other torch.cuda device queries: `get_device_properties`, `get_device_name`, `mem_get_info`, the memory statistics, `synchronize`), `jax.devices()[gpu]`, where `gpu` was read from the variable (or is the value the file itself wrote to it). Also a device string whose index the file wrote to the variable and then used itself as the device: `os.environ["CUDA_VISIBLE_DEVICES"] = args.device.split(":")[1]` followed by `.to(args.device)` (no quick fix for this kind: the device may be the CPU). In preview: a comparison of ids read from CUDA_VISIBLE_DEVICES with the number of visible GPUs (`max(ids) < torch.cuda.device_count()`, `gpu >= torch.cuda.device_count()`, `gpu in range(torch.cuda.device_count())`), which fails whenever the ids do not start at 0 (a Ray worker with `num_gpus=1` sees `CUDA_VISIBLE_DEVICES="3"` and one device: KarhouTam/FL-bench#162); a count of the ids (`len(ids)`, `.count(",") + 1`) is left alone.',
+      what: 'Finds device strings and ordinals built from the value of CUDA_VISIBLE_DEVICES: `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"`, `"cuda:" + gpu`, `torch.cuda.set_device(int(gpu))`, `device_ids=[gpu]`, `torch.cuda.get_device_capability(int(gpu))` (and the other torch.cuda device queries: `get_device_properties`, `get_device_name`, `mem_get_info`, the memory statistics, `synchronize`), `jax.devices()[gpu]`, where `gpu` was read from the variable (or is the value the file itself wrote to it). Also a device string whose index the file wrote to the variable and then used itself as the device: `os.environ["CUDA_VISIBLE_DEVICES"] = args.device.split(":")[1]` followed by `.to(args.device)` (no quick fix for this kind: the device may be the CPU); likewise where a function of the file or of another project module writes the index of the device string it is given (`pin_gpu(cfg)` whose body writes `cfg.device.split(":")[1]`) and the caller then uses the same string as the device (`.to(cfg.device)`), also in a method of the class whose constructor made the call and kept the config (`self._cfg = cfg`, then `torch.device(self._cfg.device)` in `load()`). In preview: a comparison of ids read from CUDA_VISIBLE_DEVICES with the number of visible GPUs (`max(ids) < torch.cuda.device_count()`, `gpu >= torch.cuda.device_count()`, `gpu in range(torch.cuda.device_count())`), which fails whenever the ids do not start at 0 (a Ray worker with `num_gpus=1` sees `CUDA_VISIBLE_DEVICES="3"` and one device: KarhouTam/FL-bench#162); a count of the ids (`len(ids)`, `.count(",") + 1`) is left alone.',
       follows:
-        'Every read of CUDA_VISIBLE_DEVICES in the file (functions included) and the name the file itself writes to it (also an element of one at an integer index, `str(gpu_ids[0])`, whose later uses in the same function hold the same id), through the names assigned from them in the file (a few assignments deep), `for` loops over them, and device strings built from them (f-strings, `+`, `%`, `.format`); a value read inside a function is followed within that function only. A device string whose index was written (`d.split(":")[1]` or `[-1]`, `d.replace("cuda:", "")`, `torch.device(d).index`, or `dev.index` where `dev = torch.device(d)`) is followed in the writing function (or module level) until it is assigned again, as the device itself (or its `.index`), `torch.device(d)` or a name assigned from those; through any other call it is not (a helper may renumber it), nor into another branch of the `if` that holds the write (`else: device = torch.device(d)` runs only when nothing was written), nor when CUDA was initialised before the write (the write then changes nothing; GPU001 reports it). A `device=` argument to a function of the same file that never reads that parameter is no device use. Not followed: function parameters and return values, attributes set in one method and used in another, and other modules.',
+        'Every read of CUDA_VISIBLE_DEVICES in the file (functions included) and the name the file itself writes to it (also an element of one at an integer index, `str(gpu_ids[0])`, whose later uses in the same function hold the same id), through the names assigned from them in the file (a few assignments deep), `for` loops over them, and device strings built from them (f-strings, `+`, `%`, `.format`); a value read inside a function is followed within that function only. A device string whose index was written (`d.split(":")[1]` or `[-1]`, `d.replace("cuda:", "")`, `torch.device(d).index`, or `dev.index` where `dev = torch.device(d)`) is followed in the writing function (or module level) until it is assigned again, as the device itself (or its `.index`), `torch.device(d)` or a name assigned from those; through any other call it is not (a helper may renumber it), nor into another branch of the `if` that holds the write (`else: device = torch.device(d)` runs only when nothing was written), nor when CUDA was initialised before the write (the write then changes nothing; GPU001 reports it). A `device=` argument to a function of the same file that never reads that parameter is no device use. A function (of the file, or a project function of another module found as GPU001 finds them, whose module names CUDA_VISIBLE_DEVICES) that writes the index of its parameter or of an attribute of it (`param.split(":")[1]`, the other forms above, also through one name assigned once: `index = cfg.device.split(":")[1]`), where it does not rebind the parameter, assign the attribute, use the parameter after the write otherwise than reading that attribute, or initialise CUDA before the write: at each call given a name or an attribute, the same string (`cfg.device` for `cfg`) is followed after the call in the function of the caller as above, until it or its root name is assigned, a method is called on it, or the root name is used otherwise (given to a call, it may change); and, for a call in a constructor that keeps the parameter as `self.X = cfg` (or passes `self.X`), `self.X.device` in the other methods of the class, which run after the constructor (silent where the class assigns `self.X` elsewhere or `self.X.device` at all, uses `self.X` otherwise than reading its attributes, or calls a method of its own before the call). Silent where CUDA may have been initialised before the call in the caller (an init on the timeline, a `torch.cuda` call, a `.cuda()`/`.to()` move, a project function that initialises CUDA; for a call in a function, also an init at the top level of the module, which may call the function after it). The prefilter finds the callers in other modules by the names of those functions, which the writers scan of the project lists (as for GPU001). Not followed otherwise: function parameters and return values, attributes set in one method and used in another, and other modules (a config handed on to other calls after the write, `run_model_instance(cfg)`, is not followed into them).',
       why: 'CUDA_VISIBLE_DEVICES holds physical ids; inside the process CUDA renumbers the visible GPUs from 0. Measured on 2 x H200 (ground-truth.md): with `CUDA_VISIBLE_DEVICES="1"` the only device is `cuda:0` (physical GPU 1), and `torch.cuda.set_device(1)` or `device="cuda:1"` raises `torch.AcceleratorError: CUDA error: invalid device ordinal`. So `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"` works only when the value happens to be `0`; with any other id it names a device that does not exist (and with `"1,0"` it is not even a device string).',
       example:
         'import os\nimport torch\n\ngpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0")\nbuf = torch.zeros(2, device=f"cuda:{gpu}")  # GPU005: cuda:1 does not exist under CUDA_VISIBLE_DEVICES=1\n',
@@ -48,12 +55,12 @@ export const rule: PythonRule = {
       // reach a same-named parameter or variable of another (else real code gets false positives). A
       // module-level source reaches every function.
       const from = enclosingFunction(origin.node);
-      if (from && from.id !== enclosingFunction(node)?.id) return;
+      if (from && from.id !== enclosingFunction(node)?.id && !origin.otherMethod) return;
       reported.add(node.id);
       ctx.report({
         range: nodeRange(node),
         message: `${what} uses ${origin.what} (${ctx.where(origin.node.startPosition.row)}) as a device ordinal: CUDA renumbers the visible GPUs from 0, so with CUDA_VISIBLE_DEVICES="1" this names cuda:1, which does not exist (invalid device ordinal); the first visible GPU is cuda:0`,
-        related: [origin.related],
+        related: [origin.related, ...(origin.more ?? [])],
         ...(replacement !== null && !origin.deviceString
           ? {
               fix: {
@@ -220,6 +227,10 @@ interface Origin {
   deviceString?: boolean;
   /** A read of CUDA_VISIBLE_DEVICES (not a value the file wrote to it). */
   read?: boolean;
+  /** Used in another method of the class whose constructor wrote it (shared/calledIndexWrite.ts). */
+  otherMethod?: boolean;
+  /** Related information after `related` (the write in another module). */
+  more?: RelatedInfo[];
 }
 
 /**
@@ -238,10 +249,10 @@ function sourcesOf(ctx: RuleContext): Map<number, Origin> {
   }
   for (const w of envWritesAnywhere(ctx.model)) {
     if (w.variable !== "CUDA_VISIBLE_DEVICES" || !w.value || !w.statement || w.literal !== null) continue;
-    const device = deviceOfIndex(ctx, w.value);
+    const device = deviceOfIndex(ctx.model, w.value);
     if (device) {
       // Written after CUDA initialised, the write changes nothing (GPU001 says so): cuda:N still exists.
-      if (!writeFrozen(ctx, w)) deviceStringUses(ctx, w, device, out);
+      if (!writeFrozen(ctx.model, w)) deviceStringUses(ctx, w, device, out);
       continue;
     }
     let root: SyntaxNode | null = w.value;
@@ -268,63 +279,20 @@ function sourcesOf(ctx: RuleContext): Map<number, Origin> {
       });
     }
   }
+  // A function (of this file or another project module) that writes a given device string's index.
+  calledIndexWrites(ctx, (use, w) => {
+    if (out.has(use.id)) return;
+    const [first, ...more] = w.related;
+    out.set(use.id, {
+      node: w.statement,
+      what: `the device string \`${use.text}\`${use.text === w.device ? "" : ` (kept from \`${w.device}\`)`} whose index ${w.callee}(...) writes to CUDA_VISIBLE_DEVICES (at ${w.where}) when called`,
+      deviceString: true,
+      related: first,
+      more,
+      ...(w.otherMethod ? { otherMethod: true } : {}),
+    });
+  });
   return out;
-}
-
-/**
- * The device string whose index a written value takes: `args.device.split(":")[1]` (or `[-1]`, or
- * `.split(":", 1)[1]`), `args.device.replace("cuda:", "")`, `str(torch.device(d).index)`, also as a
- * branch of `x if cond else y` and inside `str()`. Only a name or an attribute (`device`,
- * `args.device`, `self.cfg.device`), whose later uses can be matched by their text; null otherwise.
- */
-function deviceOfIndex(ctx: RuleContext, value: SyntaxNode): SyntaxNode | null {
-  let v: SyntaxNode | null = value;
-  if (v.type === "conditional_expression") {
-    for (const branch of [v.namedChildren[0], v.namedChildren[2]]) {
-      const d = branch ? deviceOfIndex(ctx, branch) : null;
-      if (d) return d;
-    }
-    return null;
-  }
-  if (v.type === "call" && v.childForFieldName("function")?.text === "str") v = callArgs(v).positional[0] ?? null;
-  if (!v) return null;
-  let device: SyntaxNode | null = null;
-  if (v.type === "subscript") {
-    // d.split(":")[1], d.split(":", 1)[1], d.split(":")[-1]
-    const index = v.childForFieldName("subscript")?.text;
-    const call = v.childForFieldName("value");
-    const fn = call?.type === "call" ? call.childForFieldName("function") : null;
-    if (
-      (index === "1" || index === "-1") &&
-      fn?.type === "attribute" &&
-      fn.childForFieldName("attribute")?.text === "split"
-    ) {
-      const sep = callArgs(call!).positional[0];
-      if (sep && stringValue(sep) === ":") device = fn.childForFieldName("object");
-    }
-  } else if (v.type === "call") {
-    // d.replace("cuda:", "")
-    const fn = v.childForFieldName("function");
-    const { positional } = callArgs(v);
-    if (
-      fn?.type === "attribute" &&
-      fn.childForFieldName("attribute")?.text === "replace" &&
-      stringValue(positional[0]) === "cuda:" &&
-      stringValue(positional[1]) === ""
-    )
-      device = fn.childForFieldName("object");
-  } else if (v.type === "attribute" && v.childForFieldName("attribute")?.text === "index") {
-    // torch.device(d).index
-    const call = v.childForFieldName("object");
-    if (call?.type === "call" && /(^|\.)device$/.test(call.childForFieldName("function")?.text ?? ""))
-      device = callArgs(call).positional[0] ?? null;
-    // dev.index, where dev = torch.device(d): dev itself is the device that no longer exists
-    else if (call?.type === "identifier") {
-      const bound = ctx.model.valueOf(call.text, call.startIndex);
-      if (bound?.type === "call" && calleePath(ctx.model, bound) === "torch.device") device = call;
-    }
-  }
-  return device && (device.type === "identifier" || device.type === "attribute") ? device : null;
 }
 
 /**
@@ -357,22 +325,6 @@ function deviceStringUses(ctx: RuleContext, w: EnvWriteEvent, device: SyntaxNode
       },
     });
   }
-}
-
-/**
- * Whether a CUDA-initialising call ran before the write (on the module's timeline, or in the
- * timeline of a function the module never calls): CUDA then keeps the GPUs it saw.
- */
-function writeFrozen(ctx: RuleContext, w: EnvWriteEvent): boolean {
-  const same = (e: { kind: string; statement?: SyntaxNode | null; variable?: string }) =>
-    e.kind === "envWrite" && e.statement?.id === w.statement?.id && e.variable === w.variable;
-  const onModule = ctx.model.events.find(same);
-  if (onModule) return !!stateBefore(ctx.model, onModule as EnvWriteEvent).frozenBy;
-  for (const fn of ctx.model.functionTimelines) {
-    const e = fn.events.find(same);
-    if (e) return !!statesInFunction(ctx.model, fn)(e as EnvWriteEvent).frozenBy;
-  }
-  return false;
 }
 
 /**
