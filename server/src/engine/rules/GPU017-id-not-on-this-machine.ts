@@ -5,6 +5,7 @@ import { deviceUses } from "../python/devices";
 import { argparseDefaultOf, argparseDefaultOrdinals } from "../launch/script";
 import { missingIdMessage } from "./shared/machineIds";
 import { loadedConfigOrdinals } from "./shared/loadedConfig";
+import { passedOrdinals } from "./shared/passedOrdinals";
 
 /** GPU017: CUDA_VISIBLE_DEVICES ids or device ordinals that do not exist on this machine (machine-aware). */
 export const rule: PythonRule = {
@@ -17,8 +18,11 @@ export const rule: PythonRule = {
     // `deviceUses`); runs only with a known machine.
     // `DataParallel` too in preview: a list of ids from an argparse default given by position.
     // A YAML config or argparse namespace passed to a project function too in preview (shared/loadedConfig.ts).
+    // A literal passed to another project module's function or class: its name is imported
+    // (shared/passedOrdinals.ts; a function of the file itself names cuda or device).
     trigger: (t, preview) =>
       t.envAccess() ||
+      t.has("import") ||
       t.has("cuda") ||
       t.has("device") ||
       (preview && (t.has("DataParallel") || t.has("yaml") || t.has("OmegaConf") || t.has("parse_args"))),
@@ -68,6 +72,7 @@ export const rule: PythonRule = {
         message: `${use.form} names device ${use.ordinal}, but this machine has ${n} GPU${n === 1 ? "" : "s"} (ordinals 0..${n - 1}): invalid device ordinal at first use`,
       });
     }
+    reportPassedOrdinals(ctx, n);
     if (ctx.preview) reportConfigOrdinals(ctx, n);
     // Preview: ordinals that the default of an argparse option gives (a run without the option).
     // A script or document of the project that starts the file may pass the option (its arguments
@@ -87,6 +92,36 @@ export const rule: PythonRule = {
     }
   },
 };
+
+/**
+ * Literal integers (or a parameter's literal default, where the call passes nothing) that a call
+ * hands to a function or class, of this file or another project module, whose parameter reaches a
+ * CUDA device use unchanged (shared/passedOrdinals.ts): the call runs with that ordinal whenever
+ * its line runs, so the device it names must exist.
+ */
+function reportPassedOrdinals(ctx: RuleContext, n: number): void {
+  for (const p of passedOrdinals(ctx)) {
+    if (p.ordinal < n) continue;
+    const gpus = `this machine has ${n} GPU${n === 1 ? "" : "s"} (ordinals 0..${n - 1})`;
+    const head = p.passed
+      ? `${p.callee}() gets ${p.ordinal} as ${p.use.name}`
+      : `${p.callee}() leaves ${p.use.name} at its default ${p.ordinal}`;
+    ctx.report({
+      range: nodeRange(p.node),
+      message: `${head} and uses it in ${p.use.form} (${p.use.where}), but ${gpus}: invalid device ordinal at first use`,
+      related: [
+        {
+          range: {
+            start: { line: p.use.start[0], character: p.use.start[1] },
+            end: { line: p.use.end[0], character: p.use.end[1] },
+          },
+          message: `${p.use.name} used as a device ordinal here`,
+          ...(p.use.file ? { file: p.use.file } : {}),
+        },
+      ],
+    });
+  }
+}
 
 /**
  * Preview: ordinals that a YAML config loaded with a literal path hands to another project module's

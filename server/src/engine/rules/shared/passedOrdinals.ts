@@ -1,0 +1,94 @@
+import type { PassedOrdinalUse } from "../../python/model";
+import type { SyntaxNode } from "../../python/parser";
+import type { RuleContext } from "../../rule";
+import { constructorOf, deviceSlots } from "../../python/devices";
+import { ordinalParams } from "../../python/passedOrdinals";
+import { callArgs, calleePath } from "./py";
+
+/** A literal ordinal that a call hands to a parameter its callee uses as a CUDA device ordinal. */
+export interface PassedOrdinal {
+  /** The literal argument, or the call where the parameter's default is used. */
+  node: SyntaxNode;
+  ordinal: number;
+  /** The call passes the literal (false: the callee's default, the call passing nothing). */
+  passed: boolean;
+  /** The callee as written. */
+  callee: string;
+  /** The callee's use; `file` absent for a function of this file. */
+  use: Omit<PassedOrdinalUse, "file"> & { file?: string };
+}
+
+/** Conditions that may keep a call from running on a machine with fewer GPUs (`if torch.cuda.device_count() > 1:`). */
+const COUNT_GUARD = /device_count|\bn_?gpus?\b|num_?gpus?|gpu_?count|world_size|len\(/i;
+
+/**
+ * The calls of the module that pass a literal non-negative integer (`PoseEstimator(1)`,
+ * `Estimator(gpu_id=1)`), or nothing where the callee's signature has a literal default, to a
+ * parameter that a function or class of this file, or of another project module
+ * (ProjectLookup.callableOrdinalParams), uses as a CUDA device ordinal unchanged. Silent where the
+ * module or the callee's module names CUDA_VISIBLE_DEVICES (the ordinal is then relative to a
+ * selection: GPU004), the call is in a `try` body or under a condition that counts GPUs, or a
+ * `*args` / `**kwargs` may fill the parameter.
+ */
+export function passedOrdinals(ctx: RuleContext): PassedOrdinal[] {
+  const model = ctx.model;
+  if (model.text.includes("CUDA_VISIBLE_DEVICES")) return [];
+  const project = ctx.project;
+  const out: PassedOrdinal[] = [];
+  let slots: ReturnType<typeof deviceSlots> | undefined;
+  const own = new Map<number, Array<Omit<PassedOrdinalUse, "file">>>();
+  for (const call of model.nodesOfType("call")) {
+    const fn = call?.childForFieldName("function");
+    if (!call || !fn || (fn.type !== "identifier" && fn.type !== "attribute")) continue;
+    const local = fn.type === "identifier" && !model.symbols.has(fn.text);
+    const cls = local && !model.functions.has(fn.text) ? model.classes.get(fn.text) : undefined;
+    const def = local ? (model.functions.get(fn.text) ?? (cls ? constructorOf(cls) : undefined)) : undefined;
+    let uses: ReadonlyArray<PassedOrdinal["use"]> | null = null;
+    if (def) {
+      let kept = own.get(def.id);
+      if (!kept) {
+        slots ??= deviceSlots(model);
+        kept = ordinalParams(def, slots, model.frameworks.has("torch"), cls).map((d) => ({
+          ...d,
+          where: ctx.where(d.start[0]),
+        }));
+        own.set(def.id, kept);
+      }
+      uses = kept;
+    } else if (!local && project?.callableOrdinalParams) {
+      const path = calleePath(model, call);
+      if (!path?.includes(".") || project.isProjectFunction?.(path) === false) continue;
+      uses = project.callableOrdinalParams(path);
+      if (uses?.length && project.callableModuleMentions?.(path, "CUDA_VISIBLE_DEVICES") !== false) continue;
+    }
+    if (!uses?.length || guardedCall(call)) continue;
+    const { positional, keywords } = callArgs(call);
+    const splat = positional.findIndex((a) => a.type === "list_splat" || a.type === "dictionary_splat");
+    const kwSplat = positional.some((a) => a.type === "dictionary_splat");
+    for (const use of uses) {
+      const byPosition = use.index >= 0 && (splat < 0 || use.index < splat) ? positional[use.index] : undefined;
+      const arg = keywords.get(use.name) ?? byPosition;
+      let ordinal: number | null = null;
+      if (arg) ordinal = arg.type === "integer" && /^\d+$/.test(arg.text) ? Number(arg.text) : null;
+      else if (splat < 0 && !kwSplat && (use.index < 0 || positional.length <= use.index)) ordinal = use.default;
+      if (ordinal === null || !Number.isSafeInteger(ordinal)) continue;
+      const callee = fn.text.length > 40 ? `${fn.text.slice(0, 37)}...` : fn.text;
+      out.push({ node: arg ?? call, ordinal, passed: !!arg, callee, use });
+    }
+  }
+  return out;
+}
+
+/** Whether `call` is in the body of a `try` (a handler may fall back), or under a condition that counts GPUs. */
+function guardedCall(call: SyntaxNode): boolean {
+  for (let c: SyntaxNode = call, p = call.parent; p; c = p, p = p.parent) {
+    if (p.type === "try_statement" && p.childForFieldName("body")?.id === c.id) return true;
+    if (p.type === "if_statement" || p.type === "while_statement") {
+      const conditions = [p.childForFieldName("condition")];
+      for (const e of p.namedChildren) if (e?.type === "elif_clause") conditions.push(e.childForFieldName("condition"));
+      if (conditions.some((x) => x && COUNT_GUARD.test(x.text))) return true;
+    }
+    if ((p.type === "conditional_expression" || p.type === "boolean_operator") && COUNT_GUARD.test(p.text)) return true;
+  }
+  return false;
+}
