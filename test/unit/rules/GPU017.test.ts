@@ -291,4 +291,10 @@ test("GPU017 stays silent where the callee's module names CUDA_VISIBLE_DEVICES o
     cls('import os\nos.environ.setdefault("CUDA_VISIBLE_DEVICES", "2")').replace("        self.setup()\n", ""),
   );
   assert.deepEqual(lint(), []);
+  // Named in a comment only: no selection is made.
+  writeFileSync(
+    join(dir, "worker.py"),
+    cls("# os.environ['CUDA_VISIBLE_DEVICES'] = '0,1'").replace("        self.setup()\n", ""),
+  );
+  assert.equal(lint().length, 1);
 });

@@ -110,6 +110,8 @@ export interface PassedOrdinalUse {
   /** The signature's literal non-negative integer default, or null. */
   default: number | null;
   form: string;
+  /** The callee's module names CUDA_VISIBLE_DEVICES in its code (a string, comments aside). */
+  visible: boolean;
   /** The use: its file (absolute), 0-based start and end, and `pose.py:19` relative to the asking file's folder. */
   file: string;
   start: [number, number];

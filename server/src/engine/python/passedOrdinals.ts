@@ -17,6 +17,8 @@ export interface OrdinalParam {
   default: number | null;
   /** How the device use names it, for messages: `torch.cuda.set_device()`. */
   form: string;
+  /** The module's code names CUDA_VISIBLE_DEVICES (a string holds it): the ordinal may be relative to a selection. */
+  visible: boolean;
   /** The use's place: 0-based rows and columns of its start and end. */
   start: [number, number];
   end: [number, number];
@@ -47,12 +49,14 @@ function certainForm(slot: DeviceSlot, torch: boolean): string | null {
  * function or class (the decorator may run it elsewhere: `@torch.…` decorators aside), and
  * slots of nested functions.
  * @param torch the module imports torch (`.to(x)`, `.cuda(x)` are torch's then)
+ * @param visible the module's code names CUDA_VISIBLE_DEVICES (kept with each answer)
  */
 export function ordinalParams(
   def: SyntaxNode,
   slots: readonly DeviceSlot[],
   torch: boolean,
   cls?: SyntaxNode,
+  visible = false,
 ): OrdinalParam[] {
   const body = def.childForFieldName("body");
   if (!body || def.text.includes("device_count") || decorated(def) || (cls && decorated(cls))) return [];
@@ -88,6 +92,7 @@ export function ordinalParams(
       name: p.name,
       default: p.default,
       form,
+      visible,
       start: [slot.ordinal.startPosition.row, slot.ordinal.startPosition.column],
       end: [slot.ordinal.endPosition.row, slot.ordinal.endPosition.column],
     });

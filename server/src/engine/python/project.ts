@@ -1291,6 +1291,10 @@ function moduleValues(tree: ModuleTrees, text: string, options: BaseOptions): Mo
   // Entries of a config may also be lists of ids handed to DataParallel.
   const keyedSlots = [...slots, ...deviceIdLists(model)];
   const torch = model.frameworks.has("torch");
+  // The module's code (a string, not a comment) names CUDA_VISIBLE_DEVICES: its ordinals may be relative to a selection.
+  const visible =
+    text.includes("CUDA_VISIBLE_DEVICES") &&
+    model.nodesOfType("string").some((n) => !!n?.text.includes("CUDA_VISIBLE_DEVICES"));
   for (const [name, def] of model.functions) {
     const tuple = flow?.returnedTuple(def);
     if (tuple && !tuple.every((o) => o.kind === "unknown")) {
@@ -1310,14 +1314,14 @@ function moduleValues(tree: ModuleTrees, text: string, options: BaseOptions): Mo
     if (params.length) out.params.set(name, params);
     const keyed = keyedSlots.length ? keyedDeviceParams(def, keyedSlots) : [];
     if (keyed.length) out.keyed.set(name, keyed);
-    const ordinals = slots.length ? ordinalParams(def, slots, torch) : [];
+    const ordinals = slots.length ? ordinalParams(def, slots, torch, undefined, visible) : [];
     if (ordinals.length) out.ordinals.set(name, ordinals);
   }
   for (const [name, cls] of model.classes) {
     const init = keyedSlots.length && !model.functions.has(name) ? constructorOf(cls) : undefined;
     const keyed = init ? keyedDeviceParams(init, keyedSlots, cls).map((d) => ({ ...d, index: d.index - 1 })) : [];
     if (keyed.length) out.keyed.set(name, keyed);
-    const ordinals = init && slots.length ? ordinalParams(init, slots, torch, cls) : [];
+    const ordinals = init && slots.length ? ordinalParams(init, slots, torch, cls, visible) : [];
     if (ordinals.length) out.ordinals.set(name, ordinals);
   }
   return out;

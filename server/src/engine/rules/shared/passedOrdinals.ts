@@ -1,6 +1,7 @@
 import type { PassedOrdinalUse } from "../../python/model";
 import type { SyntaxNode } from "../../python/parser";
 import type { RuleContext } from "../../rule";
+import { envWrites } from "../../rule";
 import { constructorOf, deviceSlots } from "../../python/devices";
 import { ordinalParams } from "../../python/passedOrdinals";
 import { callArgs, calleePath } from "./py";
@@ -26,13 +27,18 @@ const COUNT_GUARD = /device_count|\bn_?gpus?\b|num_?gpus?|gpu_?count|world_size|
  * `Estimator(gpu_id=1)`), or nothing where the callee's signature has a literal default, to a
  * parameter that a function or class of this file, or of another project module
  * (ProjectLookup.callableOrdinalParams), uses as a CUDA device ordinal unchanged. Silent where the
- * module or the callee's module names CUDA_VISIBLE_DEVICES (the ordinal is then relative to a
- * selection: GPU004), the call is in a `try` body or under a condition that counts GPUs, or a
+ * module names CUDA_VISIBLE_DEVICES in its code (a string or a notebook's `%env`), or the callee's module does (the
+ * ordinal is then relative to a selection: GPU004), the call is in a `try` body or under a condition that counts GPUs, or a
  * `*args` / `**kwargs` may fill the parameter.
  */
 export function passedOrdinals(ctx: RuleContext): PassedOrdinal[] {
   const model = ctx.model;
-  if (model.text.includes("CUDA_VISIBLE_DEVICES")) return [];
+  if (
+    model.text.includes("CUDA_VISIBLE_DEVICES") &&
+    (envWrites(model).some((w) => w.variable === "CUDA_VISIBLE_DEVICES") ||
+      model.nodesOfType("string").some((n) => !!n?.text.includes("CUDA_VISIBLE_DEVICES")))
+  )
+    return [];
   const project = ctx.project;
   const out: PassedOrdinal[] = [];
   let slots: ReturnType<typeof deviceSlots> | undefined;
@@ -48,7 +54,7 @@ export function passedOrdinals(ctx: RuleContext): PassedOrdinal[] {
       let kept = own.get(def.id);
       if (!kept) {
         slots ??= deviceSlots(model);
-        kept = ordinalParams(def, slots, model.frameworks.has("torch"), cls).map((d) => ({
+        kept = ordinalParams(def, slots, model.frameworks.has("torch"), cls, false).map((d) => ({
           ...d,
           where: ctx.where(d.start[0]),
         }));
@@ -59,9 +65,8 @@ export function passedOrdinals(ctx: RuleContext): PassedOrdinal[] {
       const path = calleePath(model, call);
       if (!path?.includes(".") || project.isProjectFunction?.(path) === false) continue;
       uses = project.callableOrdinalParams(path);
-      if (uses?.length && project.callableModuleMentions?.(path, "CUDA_VISIBLE_DEVICES") !== false) continue;
     }
-    if (!uses?.length || guardedCall(call)) continue;
+    if (!uses?.length || uses.some((u) => u.visible) || guardedCall(call)) continue;
     const { positional, keywords } = callArgs(call);
     const splat = positional.findIndex((a) => a.type === "list_splat" || a.type === "dictionary_splat");
     const kwSplat = positional.some((a) => a.type === "dictionary_splat");
