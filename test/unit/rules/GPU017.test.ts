@@ -263,6 +263,9 @@ test("GPU017 follows a literal passed to another module's class or function into
   for (const text of [
     head + 'if torch.cuda.device_count() > 1:\n    e = Estimator("full", 1)\n',
     head + 'kw = {"gpu_id": 0}\ne = Estimator("full", **kw)\n',
+    head +
+      '@unittest.skipIf(torch.cuda.device_count() < 2, "two GPUs")\ndef test_second():\n    Estimator("full", 1)\n',
+    head + 'def test_second():\n    if torch.cuda.device_count() < 2:\n        return\n    Estimator("full", 1)\n',
     head + 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = os.environ.get("GPUS", "0")\ne = Estimator("full", 1)\n',
   ])
     assert.deepEqual(lint(text), [], text);

@@ -84,7 +84,10 @@ export function passedOrdinals(ctx: RuleContext): PassedOrdinal[] {
   return out;
 }
 
-/** Whether `call` is in the body of a `try` (a handler may fall back), or under a condition that counts GPUs. */
+/**
+ * Whether `call` is in the body of a `try` (a handler may fall back), under a condition that counts
+ * GPUs, or in a function or class that a decorator may skip or that counts GPUs, skips or asserts before it.
+ */
 function guardedCall(call: SyntaxNode): boolean {
   for (let c: SyntaxNode = call, p = call.parent; p; c = p, p = p.parent) {
     if (p.type === "try_statement" && p.childForFieldName("body")?.id === c.id) return true;
@@ -94,6 +97,18 @@ function guardedCall(call: SyntaxNode): boolean {
       if (conditions.some((x) => x && COUNT_GUARD.test(x.text))) return true;
     }
     if ((p.type === "conditional_expression" || p.type === "boolean_operator") && COUNT_GUARD.test(p.text)) return true;
+    // A test or helper that a decorator may skip (`@skipIf(torch.cuda.device_count() < 2)`,
+    // `@require_multi_gpu`), or that counts GPUs or skips itself before the call.
+    if (p.type === "function_definition" || p.type === "class_definition") {
+      const decorators =
+        p.parent?.type === "decorated_definition" ? p.parent.text.slice(0, p.startIndex - p.parent.startIndex) : "";
+      if (SKIP_DECORATOR.test(decorators)) return true;
+      const before = p.text.slice(0, call.startIndex - p.startIndex);
+      if (/device_count|skipTest|\.skip\(|\bskip_if/.test(before)) return true;
+    }
   }
   return false;
 }
+
+/** Decorators that may keep a test or function from running on a machine with few GPUs. */
+const SKIP_DECORATOR = /device_count|gpu|cuda|skip|require|distributed|world_size/i;
