@@ -222,6 +222,12 @@ test("GPU017 follows a literal passed to another module's class or function into
       "    return net",
       "",
       "",
+      "def chosen(use_cpu, gpu):",
+      "    if use_cpu:",
+      '        return torch.device("cpu")',
+      '    return torch.device("cuda", gpu)',
+      "",
+      "",
       "def tried(net, gpu):",
       "    try:",
       "        return net.cuda(gpu)",
@@ -237,7 +243,7 @@ test("GPU017 follows a literal passed to another module's class or function into
     r.tree?.delete();
     return r.diagnostics;
   };
-  const head = "import torch\nfrom pkg.helpers import Estimator, place, shifted, checked, tried\n";
+  const head = "import torch\nfrom pkg.helpers import Estimator, place, shifted, checked, tried, chosen\n";
   // By position, by keyword, and the signature's default where the call passes nothing.
   const [d, ...rest] = lint(head + 'e = Estimator("full", 1)\n');
   assert.equal(rest.length, 0);
@@ -257,7 +263,7 @@ test("GPU017 follows a literal passed to another module's class or function into
   const [f] = lint("import torch\nimport pkg.helpers as h\nnet = h.place(torch.nn.Linear(1, 1), 3)\n", 2);
   assert.match(f.message, /^h\.place\(\) gets 3 as gpu and uses it in f"cuda:\{…\}" \(pkg\/helpers\.py:11\)/);
   // Changed before the use, guarded by the GPU count, in a try, or an unknown callee: silent.
-  for (const call of ["shifted(None, 1)", "checked(None, 1)", "tried(None, 1)", "other(None, 1)"])
+  for (const call of ["shifted(None, 1)", "checked(None, 1)", "tried(None, 1)", "other(None, 1)", "chosen(True, 1)"])
     assert.deepEqual(lint(head + "from pkg.other import other\n" + call + "\n"), [], call);
   // The caller guards the call, a `**kwargs` may fill the parameter, the file selects devices.
   for (const text of [

@@ -83,7 +83,8 @@ export function ordinalParams(
       !p ||
       (cls && p === params[0]) ||
       bound(def, p.name) ||
-      guarded(body, o.type === "identifier" ? [p.name] : [p.name, o.text])
+      guarded(body, o.type === "identifier" ? [p.name] : [p.name, o.text]) ||
+      otherCondition(body, slot.ordinal, params, p.name, cls ? params[0]?.name : undefined)
     )
       continue;
     if (out.some((d) => d.name === p.name)) continue;
@@ -223,6 +224,39 @@ const TARGET_PARTS = new Set([
   "nonlocal_statement",
   "delete_statement",
 ]);
+
+/**
+ * Whether a condition in `body` before `use` (an `if`, `elif`, `while` or `x if c else y`, around
+ * the use or ending in an early `return`) names another parameter than `name`, or an attribute of
+ * `self`: a caller may pass a value that keeps the use from running
+ * (`get_device(use_cpu=True, gpu_id=5)`).
+ */
+function otherCondition(
+  body: SyntaxNode,
+  use: SyntaxNode,
+  params: readonly Param[],
+  name: string,
+  self: string | undefined,
+): boolean {
+  const others = new Set(params.filter((q) => q.name && q.name !== name).map((q) => q.name));
+  for (const n of body.descendantsOfType([
+    "if_statement",
+    "elif_clause",
+    "while_statement",
+    "conditional_expression",
+  ])) {
+    if (!n || n.startIndex >= use.startIndex) continue;
+    const condition = n.type === "conditional_expression" ? n.namedChildren[1] : n.childForFieldName("condition");
+    if (!condition) continue;
+    for (const id of [condition, ...condition.descendantsOfType("identifier")]) {
+      if (id?.type !== "identifier") continue;
+      if (id.parent?.type === "attribute" && id.parent.childForFieldName("attribute")?.id === id.id) continue;
+      if (others.has(id.text) && id.text !== self) return true;
+      if (id.text === self && id.parent?.type === "attribute") return true;
+    }
+  }
+  return false;
+}
 
 /**
  * Whether `body` compares one of `names` (a parameter, `self.X`) with anything but a literal

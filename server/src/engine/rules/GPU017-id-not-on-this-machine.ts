@@ -100,6 +100,8 @@ export const rule: PythonRule = {
  * its line runs, so the device it names must exist.
  */
 function reportPassedOrdinals(ctx: RuleContext, n: number): void {
+  // No GPU at all: a callee may fall back to the CPU (`f"cuda:{i}" if torch.cuda.is_available() else "cpu"`).
+  if (n === 0) return;
   for (const p of passedOrdinals(ctx)) {
     if (p.ordinal < n) continue;
     const gpus = `this machine has ${n} GPU${n === 1 ? "" : "s"} (ordinals 0..${n - 1})`;
