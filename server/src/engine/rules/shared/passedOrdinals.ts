@@ -28,11 +28,14 @@ const COUNT_GUARD = /device_count|\bn_?gpus?\b|num_?gpus?|gpu_?count|world_size|
  * parameter that a function or class of this file, or of another project module
  * (ProjectLookup.callableOrdinalParams), uses as a CUDA device ordinal unchanged. Silent where the
  * module names CUDA_VISIBLE_DEVICES in its code (a string or a notebook's `%env`), or the callee's module does (the
- * ordinal is then relative to a selection: GPU004), the call is in a `try` body or under a condition that counts GPUs, or a
- * `*args` / `**kwargs` may fill the parameter.
+ * ordinal is then relative to a selection: GPU004), the module is a test module (or sets
+ * `pytestmark`), the call is in a `try` body or under a condition that counts GPUs (or in a function
+ * that a decorator may skip), or a `*args` / `**kwargs` may fill the parameter.
  */
 export function passedOrdinals(ctx: RuleContext): PassedOrdinal[] {
   const model = ctx.model;
+  // A test module's GPU needs are set by its suite (markers, fixtures, conftest skips) the file may not show.
+  if (ctx.testModule || model.text.includes("pytestmark")) return [];
   if (
     model.text.includes("CUDA_VISIBLE_DEVICES") &&
     (envWrites(model).some((w) => w.variable === "CUDA_VISIBLE_DEVICES") ||
