@@ -236,10 +236,11 @@ test("GPU017 follows a literal passed to another module's class or function into
       "",
     ].join("\n"),
   );
-  const lint = (text: string, gpuCount = 1, preview = false) => {
+  const lint = (text: string, gpuCount = 1, preview = false, testModule = false) => {
     writeFileSync(join(dir, "main.py"), text);
     const project = new ProjectIndex().lookupFor(join(dir, "main.py"), lookupOptions({}));
-    const r = lintPython(text, { project, select: ["GPU017"], preview, machine: { gpuCount, uuids: [] } });
+    const machine = { gpuCount, uuids: [] };
+    const r = lintPython(text, { project, select: ["GPU017"], preview, machine, testModule });
     r.tree?.delete();
     return r.diagnostics;
   };
@@ -259,6 +260,7 @@ test("GPU017 follows a literal passed to another module's class or function into
   assert.match(omitted.message, /^Estimator\(\) leaves gpu_id at its default 1 and uses it/);
   assert.deepEqual(lint(head + 'e = Estimator("full", 0)\n'), []);
   assert.deepEqual(lint(head + 'e = Estimator("full")\n', 2), [], "two GPUs: ordinal 1 exists");
+  assert.deepEqual(lint(head + 'e = Estimator("full", 1)\n', 1, false, true), [], "a test module");
   // A function, imported as a module alias.
   const [f] = lint("import torch\nimport pkg.helpers as h\nnet = h.place(torch.nn.Linear(1, 1), 3)\n", 2);
   assert.match(f.message, /^h\.place\(\) gets 3 as gpu and uses it in f"cuda:\{…\}" \(pkg\/helpers\.py:11\)/);
