@@ -189,3 +189,123 @@ test("GPU017 (preview) compares a YAML list of ids that another module's functio
   writeFileSync(join(dir, "cfg.yaml"), "seed: 1\ngpu_ids: 2\n");
   assert.deepEqual(lint(2), []);
 });
+
+test("GPU017 follows a literal passed to another module's class or function into a CUDA device use", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu017-passed-"));
+  mkdirSync(join(dir, ".git"));
+  mkdirSync(join(dir, "pkg"));
+  writeFileSync(join(dir, "pkg", "__init__.py"), "");
+  writeFileSync(
+    join(dir, "pkg", "helpers.py"),
+    [
+      "import torch",
+      "",
+      "",
+      "class Estimator:",
+      "    def __init__(self, name, gpu_id=1):",
+      "        self.gpu_id = gpu_id",
+      "        torch.cuda.set_device(self.gpu_id)",
+      "",
+      "",
+      "def place(net, gpu):",
+      '    return net.to(f"cuda:{gpu}")',
+      "",
+      "",
+      "def shifted(net, gpu):",
+      "    gpu = gpu - 1",
+      "    return net.cuda(gpu)",
+      "",
+      "",
+      "def checked(net, gpu):",
+      "    if gpu < torch.cuda.device_count():",
+      "        return net.cuda(gpu)",
+      "    return net",
+      "",
+      "",
+      "def chosen(use_cpu, gpu):",
+      "    if use_cpu:",
+      '        return torch.device("cpu")',
+      '    return torch.device("cuda", gpu)',
+      "",
+      "",
+      "def tried(net, gpu):",
+      "    try:",
+      "        return net.cuda(gpu)",
+      "    except RuntimeError:",
+      "        return net",
+      "",
+    ].join("\n"),
+  );
+  const lint = (text: string, gpuCount = 1, preview = false, testModule = false) => {
+    writeFileSync(join(dir, "main.py"), text);
+    const project = new ProjectIndex().lookupFor(join(dir, "main.py"), lookupOptions({}));
+    const machine = { gpuCount, uuids: [] };
+    const r = lintPython(text, { project, select: ["GPU017"], preview, machine, testModule });
+    r.tree?.delete();
+    return r.diagnostics;
+  };
+  const head = "import torch\nfrom pkg.helpers import Estimator, place, shifted, checked, tried, chosen\n";
+  // By position, by keyword, and the signature's default where the call passes nothing.
+  const [d, ...rest] = lint(head + 'e = Estimator("full", 1)\n');
+  assert.equal(rest.length, 0);
+  assert.deepEqual([d.range.start.line, d.range.start.character], [2, 22]);
+  assert.equal(
+    d.message,
+    "Estimator() gets 1 as gpu_id and uses it in torch.cuda.set_device() (pkg/helpers.py:7), but this machine has 1 GPU (ordinals 0..0): invalid device ordinal at first use",
+  );
+  assert.equal(d.related?.[0].file, join(dir, "pkg", "helpers.py"));
+  assert.equal(d.related?.[0].range.start.line, 6);
+  assert.equal(lint(head + 'e = Estimator("full", gpu_id=1)\n').length, 1);
+  const [omitted] = lint(head + 'e = Estimator("full")\n');
+  assert.match(omitted.message, /^Estimator\(\) leaves gpu_id at its default 1 and uses it/);
+  assert.deepEqual(lint(head + 'e = Estimator("full", 0)\n'), []);
+  assert.deepEqual(lint(head + 'e = Estimator("full")\n', 2), [], "two GPUs: ordinal 1 exists");
+  assert.deepEqual(lint(head + 'e = Estimator("full", 1)\n', 1, false, true), [], "a test module");
+  // A function, imported as a module alias.
+  const [f] = lint("import torch\nimport pkg.helpers as h\nnet = h.place(torch.nn.Linear(1, 1), 3)\n", 2);
+  assert.match(f.message, /^h\.place\(\) gets 3 as gpu and uses it in f"cuda:\{…\}" \(pkg\/helpers\.py:11\)/);
+  // Changed before the use, guarded by the GPU count, in a try, or an unknown callee: silent.
+  for (const call of ["shifted(None, 1)", "checked(None, 1)", "tried(None, 1)", "other(None, 1)", "chosen(True, 1)"])
+    assert.deepEqual(lint(head + "from pkg.other import other\n" + call + "\n"), [], call);
+  // The caller guards the call, a `**kwargs` may fill the parameter, the file selects devices.
+  for (const text of [
+    head + 'if torch.cuda.device_count() > 1:\n    e = Estimator("full", 1)\n',
+    head + 'kw = {"gpu_id": 0}\ne = Estimator("full", **kw)\n',
+    head +
+      '@unittest.skipIf(torch.cuda.device_count() < 2, "two GPUs")\ndef test_second():\n    Estimator("full", 1)\n',
+    head + 'def test_second():\n    if torch.cuda.device_count() < 2:\n        return\n    Estimator("full", 1)\n',
+    head + 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = os.environ.get("GPUS", "0")\ne = Estimator("full", 1)\n',
+  ])
+    assert.deepEqual(lint(text), [], text);
+});
+
+test("GPU017 stays silent where the callee's module names CUDA_VISIBLE_DEVICES or assigns the kept attribute again", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu017-passed-visible-"));
+  mkdirSync(join(dir, ".git"));
+  const cls = (extra: string) =>
+    `import torch\n${extra}\n\nclass Worker:\n    def __init__(self, gpu):\n        self.gpu = gpu\n        self.setup()\n        torch.cuda.set_device(self.gpu)\n\n    def setup(self):\n        pass\n`;
+  const main = "from worker import Worker\nw = Worker(1)\n";
+  const lint = () => {
+    const project = new ProjectIndex().lookupFor(join(dir, "main.py"), lookupOptions({}));
+    const r = lintPython(main, { project, select: ["GPU017"], machine: { gpuCount: 1, uuids: [] } });
+    r.tree?.delete();
+    return r.diagnostics;
+  };
+  writeFileSync(join(dir, "main.py"), main);
+  writeFileSync(join(dir, "worker.py"), cls("").replace("        self.setup()\n", ""));
+  assert.equal(lint().length, 1);
+  // A method of self called between the assignment and the use may change it.
+  writeFileSync(join(dir, "worker.py"), cls(""));
+  assert.deepEqual(lint(), []);
+  writeFileSync(
+    join(dir, "worker.py"),
+    cls('import os\nos.environ.setdefault("CUDA_VISIBLE_DEVICES", "2")').replace("        self.setup()\n", ""),
+  );
+  assert.deepEqual(lint(), []);
+  // Named in a comment only: no selection is made.
+  writeFileSync(
+    join(dir, "worker.py"),
+    cls("# os.environ['CUDA_VISIBLE_DEVICES'] = '0,1'").replace("        self.setup()\n", ""),
+  );
+  assert.equal(lint().length, 1);
+});

@@ -109,6 +109,23 @@ export interface KeyedDeviceUse {
   where: string;
 }
 
+/** {@link ProjectLookup.callableOrdinalParams}' answer: a parameter that reaches a CUDA device use unchanged (python/passedOrdinals.ts). */
+export interface PassedOrdinalUse {
+  /** The position a call fills (after `self` for a class); -1 for a keyword-only parameter. */
+  index: number;
+  name: string;
+  /** The signature's literal non-negative integer default, or null. */
+  default: number | null;
+  form: string;
+  /** The callee's module names CUDA_VISIBLE_DEVICES in its code (a string, comments aside). */
+  visible: boolean;
+  /** The use: its file (absolute), 0-based start and end, and `pose.py:19` relative to the asking file's folder. */
+  file: string;
+  start: [number, number];
+  end: [number, number];
+  where: string;
+}
+
 export interface ProjectLookup {
   /** The first CUDA initialisation that importing the module at `path` runs (its parent packages' `__init__` included), or null. */
   moduleInit(path: string): ProjectInit | null;
@@ -143,6 +160,14 @@ export interface ProjectLookup {
    * Optional, as {@link callableReturns}.
    */
   callableKeyedDeviceParams?(path: string): ReadonlyArray<KeyedDeviceUse> | null;
+  /**
+   * The parameters of the project function (or class: its constructor's, by call position) at
+   * `path` that it passes on unchanged as a CUDA device ordinal in a use that names a CUDA device
+   * for certain (`torch.cuda.set_device(gpu_id)`, also through `self.gpu_id = gpu_id` in the
+   * constructor: python/passedOrdinals.ts `ordinalParams`), with the signature's literal default
+   * and where; null when none or not a project function. Optional, as {@link callableReturns}.
+   */
+  callableOrdinalParams?(path: string): ReadonlyArray<PassedOrdinalUse> | null;
   /**
    * The text of the project file at `relative` (to this file's folder; inside the project's root
    * only), read as modules are (size-limited), or null; the file becomes a dependency. Optional, as

@@ -37,6 +37,7 @@ import {
   type ModelOptions,
   type ModuleModel,
   type KeyedDeviceUse,
+  type PassedOrdinalUse,
   type ProjectInit,
   type ProjectWrite,
   type ProjectLookup,
@@ -54,6 +55,7 @@ import {
   type DeviceParam,
   type KeyedDeviceParam,
 } from "./devices";
+import { ordinalParams, type OrdinalParam } from "./passedOrdinals";
 import { ModuleTrees, topLevelStatements, type StatementRange } from "./moduleTrees";
 import { pythonInput } from "./parser";
 import { tfConfigHelpers, TF_CONFIG_WORDS } from "./tfConfigHelpers";
@@ -139,6 +141,8 @@ interface ModuleValues {
   params: Map<string, DeviceParam[]>;
   /** By module-level function or class name (its constructor, positions after `self`): python/devices.ts `keyedDeviceParams`. */
   keyed: Map<string, KeyedDeviceParam[]>;
+  /** By module-level function or class name (its constructor): python/passedOrdinals.ts `ordinalParams`. */
+  ordinals: Map<string, OrdinalParam[]>;
 }
 
 /** A {@link ProjectInit} before its places are put relative to an importer. */
@@ -348,6 +352,7 @@ export class ProjectIndex {
       keptWriterNames: () => this.writers.get(this.rootOf(file)) ?? null,
       callableDeviceParams: (path) => this.deviceParamsAt(functionFile(path), path, from, options, deps),
       callableKeyedDeviceParams: (path) => this.keyedParamsAt(functionFile(path), path, from, options, deps),
+      callableOrdinalParams: (path) => this.ordinalParamsAt(functionFile(path), path, from, options, deps),
       projectText: (relative) => this.projectTextOf(file, relative, deps),
     };
   }
@@ -571,6 +576,22 @@ export class ProjectIndex {
     const params = this.valuesOf(target, options).keyed.get(path.slice(path.lastIndexOf(".") + 1));
     deps.add(target);
     return params?.length ? params.map((d) => ({ ...d, where: `${this.label(target, from)}:${d.line}` })) : null;
+  }
+
+  /** {@link ProjectLookup.callableOrdinalParams} for the function or class at dotted `path`, defined in `target`. */
+  private ordinalParamsAt(
+    target: string | null,
+    path: string,
+    from: string,
+    options: BaseOptions,
+    deps: Set<string>,
+  ): PassedOrdinalUse[] | null {
+    if (!target) return null;
+    const params = this.valuesOf(target, options).ordinals.get(path.slice(path.lastIndexOf(".") + 1));
+    deps.add(target);
+    return params?.length
+      ? params.map((d) => ({ ...d, file: target, where: `${this.label(target, from)}:${d.start[0] + 1}` }))
+      : null;
   }
 
   /**
@@ -1016,7 +1037,7 @@ export class ProjectIndex {
     let v = this.values.get(file);
     if (v) return v;
     const text = this.read(file);
-    v = { returns: new Map(), value: new Map(), params: new Map(), keyed: new Map() };
+    v = { returns: new Map(), value: new Map(), params: new Map(), keyed: new Map(), ordinals: new Map() };
     if (
       text !== null &&
       text.length <= MAX_MODULE_BYTES &&
@@ -1304,13 +1325,24 @@ function asFound(e: InitEvent | null, file: string): Found | null {
 const RANK_WORDS = ["RANK", "PROCID", "LOCALID", "get_rank", "process_index", "get_node_local_rank"];
 
 function moduleValues(tree: ModuleTrees, text: string, options: BaseOptions): ModuleValues {
-  const out: ModuleValues = { returns: new Map(), value: new Map(), params: new Map(), keyed: new Map() };
+  const out: ModuleValues = {
+    returns: new Map(),
+    value: new Map(),
+    params: new Map(),
+    keyed: new Map(),
+    ordinals: new Map(),
+  };
   // A full model (the environment reads anywhere: the walks as imported leave them out).
   const model: ModuleModel = buildModel(tree, text, { ...options });
   const flow = RANK_WORDS.some((w) => text.includes(w)) ? new RankFlow(model) : null;
   const slots = deviceSlots(model);
   // Entries of a config may also be lists of ids handed to DataParallel.
   const keyedSlots = [...slots, ...deviceIdLists(model)];
+  const torch = model.frameworks.has("torch");
+  // The module's code (a string, not a comment) names CUDA_VISIBLE_DEVICES: its ordinals may be relative to a selection.
+  const visible =
+    text.includes("CUDA_VISIBLE_DEVICES") &&
+    model.nodesOfType("string").some((n) => !!n?.text.includes("CUDA_VISIBLE_DEVICES"));
   for (const [name, def] of model.functions) {
     const tuple = flow?.returnedTuple(def);
     if (tuple && !tuple.every((o) => o.kind === "unknown")) {
@@ -1330,11 +1362,15 @@ function moduleValues(tree: ModuleTrees, text: string, options: BaseOptions): Mo
     if (params.length) out.params.set(name, params);
     const keyed = keyedSlots.length ? keyedDeviceParams(def, keyedSlots) : [];
     if (keyed.length) out.keyed.set(name, keyed);
+    const ordinals = slots.length ? ordinalParams(def, slots, torch, undefined, visible) : [];
+    if (ordinals.length) out.ordinals.set(name, ordinals);
   }
   for (const [name, cls] of model.classes) {
     const init = keyedSlots.length && !model.functions.has(name) ? constructorOf(cls) : undefined;
     const keyed = init ? keyedDeviceParams(init, keyedSlots, cls).map((d) => ({ ...d, index: d.index - 1 })) : [];
     if (keyed.length) out.keyed.set(name, keyed);
+    const ordinals = init && slots.length ? ordinalParams(init, slots, torch, cls, visible) : [];
+    if (ordinals.length) out.ordinals.set(name, ordinals);
   }
   return out;
 }

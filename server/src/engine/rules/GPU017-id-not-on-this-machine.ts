@@ -5,6 +5,7 @@ import { deviceUses } from "../python/devices";
 import { argparseDefaultOf, argparseDefaultOrdinals } from "../launch/script";
 import { missingIdMessage } from "./shared/machineIds";
 import { loadedConfigOrdinals } from "./shared/loadedConfig";
+import { passedOrdinals } from "./shared/passedOrdinals";
 
 /** GPU017: CUDA_VISIBLE_DEVICES ids or device ordinals that do not exist on this machine (machine-aware). */
 export const rule: PythonRule = {
@@ -17,8 +18,11 @@ export const rule: PythonRule = {
     // `deviceUses`); runs only with a known machine.
     // `DataParallel` too in preview: a list of ids from an argparse default given by position.
     // A YAML config or argparse namespace passed to a project function too in preview (shared/loadedConfig.ts).
+    // A literal passed to another project module's function or class: its name is imported
+    // (shared/passedOrdinals.ts; a function of the file itself names cuda or device).
     trigger: (t, preview) =>
       t.envAccess() ||
+      t.has("import") ||
       t.has("cuda") ||
       t.has("device") ||
       (preview && (t.has("DataParallel") || t.has("yaml") || t.has("OmegaConf") || t.has("parse_args"))),
@@ -26,7 +30,7 @@ export const rule: PythonRule = {
     docs: {
       what: "Compares CUDA_VISIBLE_DEVICES ids (indices and `GPU-`/`MIG-` UUIDs or UUID prefixes) and device ordinals with the GPUs of the machine: the inventory that GPU Pilot's GPU view reads from nvidia-smi, or, in the CLI, `--gpus N` / `--inventory FILE` (nvidia-smi CSV). Off when the machine is unknown.",
       follows:
-        'The literal CUDA_VISIBLE_DEVICES values written by the module\'s code in the order it runs (top level, `if __name__ == "__main__":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module\'s own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; a value copied from an argparse option (`os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu_id`) as the option\'s plain-string default, what a run without that option writes (where the file declares the option once, never assigns that attribute, and hands the namespace to no code it does not define, printing and logging aside); literal device ordinals anywhere in the file, where the file writes no CUDA_VISIBLE_DEVICES and no job script of the project starts it (GPU004 and GPU037 judge those); and the machine\'s GPU inventory. In preview, also the device ordinals that the default of an argparse option of the file gives (a run without the option): an integer default used as an ordinal (`default=1` into `f"cuda:{args.gpu}"`, `set_device(args.gpu)`), a string one where the use builds a device string or converts it, and a `"0,1"` default that the file turns into ints (`[int(i) for i in args.gpu_ids.split(",")]`, `list(map(int, ...))`) and passes as `device_ids` (DataParallel\'s second argument too) or indexes (`ids[0]`), also converted in place (`args.gpu_ids = [int(s) for s in args.gpu_ids.split(",")]`, the destination\'s one assignment); silent where the option is declared more than once, its destination is assigned, the namespace goes to code the file does not define, the file calls `set_defaults` or hands its parser to a call, or a script or document of the project starts the file (it may pass the option). In preview too, a YAML config that the file loads with a literal path (`cfg = OmegaConf.load("cfg.yaml")`, `yaml.safe_load(open("cfg.yaml"))` or a `with open("cfg.yaml") as f` read; the path relative to the folder of the file, or the plain-string default of an argparse option read there, `open(args.config)`, where no script or document of the project starts the file and it does not call `set_defaults`) and passes (or a section of it, `cfg["train"]`) to a function or class of another project module that uses one of its entries as a device ordinal (`f"cuda:{cfg[\'gpu\']}"`, `set_device(cfg.gpu)`, also through `self.cfg = cfg` in the constructor): the integer under the top-level key (a string of digits where the use converts it or builds a device string; a list of integers where the entry is DataParallel\'s `device_ids`), reported at the argument that passes the config; likewise the file\'s argparse namespace (`args = parser.parse_args()`) passed so, with the default of the option an attribute use reads (`set_device(args.gpu)`), where no script or document of the project starts the file. Silent where the name is used otherwise than read, printed or passed to such calls (a call may change it: `OmegaConf.merge`), the callee hands it (or `self.cfg`) to a call, calls a method of its own before the use or assigns the entry, the file is not there, or the module of the callee names CUDA_VISIBLE_DEVICES. Not followed: other computed values, writes in functions the module never calls, and values set in the shell or by a launcher (GPU045 reads shell scripts).',
+        'The literal CUDA_VISIBLE_DEVICES values written by the module\'s code in the order it runs (top level, `if __name__ == "__main__":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module\'s own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; a value copied from an argparse option (`os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu_id`) as the option\'s plain-string default, what a run without that option writes (where the file declares the option once, never assigns that attribute, and hands the namespace to no code it does not define, printing and logging aside); literal device ordinals anywhere in the file, where the file writes no CUDA_VISIBLE_DEVICES and no job script of the project starts it (GPU004 and GPU037 judge those); a literal integer that a call passes to a function or class of the file or of another project module (`PoseEstimator(1)`, `Estimator(gpu_id=1)`; the signature\'s literal default where the call passes nothing: `def __init__(self, gpu_id=1)`), whose parameter reaches `torch.cuda.set_device`, `torch.cuda.device`, `torch.device`, a `cuda:N` string (`f"cuda:{gpu_id}"`, `"cuda:%d" % gpu_id`), `.cuda()`, `.to()` or a torch call\'s `device=` unchanged (also as `self.gpu_id`, the class\'s one assignment of it, made in the constructor from the parameter before the use), reported at the call\'s argument with the use as related information, on the same conditions as literal ordinals, and silent where the parameter is bound again in the callee, compared with anything but a literal there (a guard), the use comes after a condition that names another parameter or an attribute of `self` (`get_device(use_cpu=True, gpu_id=5)`), the use is in a `try` or the callee names `device_count`, a decorator other than torch\'s wraps the callee, the call is in a `try`, under a condition that counts GPUs or in a function that a decorator may skip or that counts GPUs or skips itself before it, a `*args`/`**kwargs` may fill the parameter, the file is a test module (or sets `pytestmark`), the machine has no GPU, or the file or the callee\'s module names CUDA_VISIBLE_DEVICES in its code; and the machine\'s GPU inventory. In preview, also the device ordinals that the default of an argparse option of the file gives (a run without the option): an integer default used as an ordinal (`default=1` into `f"cuda:{args.gpu}"`, `set_device(args.gpu)`), a string one where the use builds a device string or converts it, and a `"0,1"` default that the file turns into ints (`[int(i) for i in args.gpu_ids.split(",")]`, `list(map(int, ...))`) and passes as `device_ids` (DataParallel\'s second argument too) or indexes (`ids[0]`), also converted in place (`args.gpu_ids = [int(s) for s in args.gpu_ids.split(",")]`, the destination\'s one assignment); silent where the option is declared more than once, its destination is assigned, the namespace goes to code the file does not define, the file calls `set_defaults` or hands its parser to a call, or a script or document of the project starts the file (it may pass the option). In preview too, a YAML config that the file loads with a literal path (`cfg = OmegaConf.load("cfg.yaml")`, `yaml.safe_load(open("cfg.yaml"))` or a `with open("cfg.yaml") as f` read; the path relative to the folder of the file, or the plain-string default of an argparse option read there, `open(args.config)`, where no script or document of the project starts the file and it does not call `set_defaults`) and passes (or a section of it, `cfg["train"]`) to a function or class of another project module that uses one of its entries as a device ordinal (`f"cuda:{cfg[\'gpu\']}"`, `set_device(cfg.gpu)`, also through `self.cfg = cfg` in the constructor): the integer under the top-level key (a string of digits where the use converts it or builds a device string; a list of integers where the entry is DataParallel\'s `device_ids`), reported at the argument that passes the config; likewise the file\'s argparse namespace (`args = parser.parse_args()`) passed so, with the default of the option an attribute use reads (`set_device(args.gpu)`), where no script or document of the project starts the file. Silent where the name is used otherwise than read, printed or passed to such calls (a call may change it: `OmegaConf.merge`), the callee hands it (or `self.cfg`) to a call, calls a method of its own before the use or assigns the entry, the file is not there, or the module of the callee names CUDA_VISIBLE_DEVICES. Not followed: other computed values, writes in functions the module never calls, and values set in the shell or by a launcher (GPU045 reads shell scripts).',
       why: 'Measured on 2 x H200 (ground-truth.md, \'How CUDA parses CUDA_VISIBLE_DEVICES\'): CUDA stops parsing at the first id that does not exist, so `"1,7,0"` leaves only GPU 1 visible and GPU 0 silently disappears; `"7"` alone hides every GPU. A `cuda:N` ordinal at or beyond the number of GPUs raises `invalid device ordinal` at first use.',
       example:
         'import os\n\n# on a machine with 2 GPUs\nos.environ["CUDA_VISIBLE_DEVICES"] = "1,7,0"  # GPU 0 is dropped\n',
@@ -68,6 +72,7 @@ export const rule: PythonRule = {
         message: `${use.form} names device ${use.ordinal}, but this machine has ${n} GPU${n === 1 ? "" : "s"} (ordinals 0..${n - 1}): invalid device ordinal at first use`,
       });
     }
+    reportPassedOrdinals(ctx, n);
     if (ctx.preview) reportConfigOrdinals(ctx, n);
     // Preview: ordinals that the default of an argparse option gives (a run without the option).
     // A script or document of the project that starts the file may pass the option (its arguments
@@ -87,6 +92,38 @@ export const rule: PythonRule = {
     }
   },
 };
+
+/**
+ * Literal integers (or a parameter's literal default, where the call passes nothing) that a call
+ * hands to a function or class, of this file or another project module, whose parameter reaches a
+ * CUDA device use unchanged (shared/passedOrdinals.ts): the call runs with that ordinal whenever
+ * its line runs, so the device it names must exist.
+ */
+function reportPassedOrdinals(ctx: RuleContext, n: number): void {
+  // No GPU at all: a callee may fall back to the CPU (`f"cuda:{i}" if torch.cuda.is_available() else "cpu"`).
+  if (n === 0) return;
+  for (const p of passedOrdinals(ctx)) {
+    if (p.ordinal < n) continue;
+    const gpus = `this machine has ${n} GPU${n === 1 ? "" : "s"} (ordinals 0..${n - 1})`;
+    const head = p.passed
+      ? `${p.callee}() gets ${p.ordinal} as ${p.use.name}`
+      : `${p.callee}() leaves ${p.use.name} at its default ${p.ordinal}`;
+    ctx.report({
+      range: nodeRange(p.node),
+      message: `${head} and uses it in ${p.use.form} (${p.use.where}), but ${gpus}: invalid device ordinal at first use`,
+      related: [
+        {
+          range: {
+            start: { line: p.use.start[0], character: p.use.start[1] },
+            end: { line: p.use.end[0], character: p.use.end[1] },
+          },
+          message: `${p.use.name} used as a device ordinal here`,
+          ...(p.use.file ? { file: p.use.file } : {}),
+        },
+      ],
+    });
+  }
+}
 
 /**
  * Preview: ordinals that a YAML config loaded with a literal path hands to another project module's
