@@ -24,15 +24,15 @@ const COUNT_GUARD = /device_count|\bn_?gpus?\b|num_?gpus?|gpu_?count|world_size|
 
 /**
  * The calls of the module that pass a literal non-negative integer (`PoseEstimator(1)`,
- * `Estimator(gpu_id=1)`), or nothing where the callee's signature has a literal default, to a
- * parameter that a function or class of this file, or of another project module
+ * `Estimator(gpu_id=1)`), or nothing where the callee's signature has a literal default (a callee
+ * of this file only), to a parameter that a function or class of this file, or of another project module
  * (ProjectLookup.callableOrdinalParams), uses as a CUDA device ordinal unchanged. Silent where the
  * module names CUDA_VISIBLE_DEVICES in its code (a string or a notebook's `%env`), or the callee's module does (the
  * ordinal is then relative to a selection: GPU004), the module is a test module (or sets
  * `pytestmark`), the call is in a `try` body or under a condition that counts GPUs (or in a function
  * that a decorator may skip), or a `*args` / `**kwargs` may fill the parameter.
  */
-export function passedOrdinals(ctx: RuleContext): PassedOrdinal[] {
+export function passedOrdinals(ctx: RuleContext, minOrdinal = 0): PassedOrdinal[] {
   const model = ctx.model;
   // A test module's GPU needs are set by its suite (markers, fixtures, conftest skips) the file may not show.
   if (ctx.testModule || model.text.includes("pytestmark")) return [];
@@ -65,6 +65,10 @@ export function passedOrdinals(ctx: RuleContext): PassedOrdinal[] {
       }
       uses = kept;
     } else if (!local && project?.callableOrdinalParams) {
+      // Another module's callee is parsed for its summary: only for a call that passes a literal of
+      // at least `minOrdinal` (its defaults are not followed; every call of an imported function
+      // parsed python3-torch's modules again: 1.2 s of CPU with the machine known).
+      if (!passesLiteral(call, minOrdinal)) continue;
       const path = calleePath(model, call);
       if (!path?.includes(".") || project.isProjectFunction?.(path) === false) continue;
       uses = project.callableOrdinalParams(path);
@@ -78,13 +82,21 @@ export function passedOrdinals(ctx: RuleContext): PassedOrdinal[] {
       const arg = keywords.get(use.name) ?? byPosition;
       let ordinal: number | null = null;
       if (arg) ordinal = arg.type === "integer" && /^\d+$/.test(arg.text) ? Number(arg.text) : null;
-      else if (splat < 0 && !kwSplat && (use.index < 0 || positional.length <= use.index)) ordinal = use.default;
+      else if (def && splat < 0 && !kwSplat && (use.index < 0 || positional.length <= use.index)) ordinal = use.default;
       if (ordinal === null || !Number.isSafeInteger(ordinal)) continue;
       const callee = fn.text.length > 40 ? `${fn.text.slice(0, 37)}...` : fn.text;
       out.push({ node: arg ?? call, ordinal, passed: !!arg, callee, use });
     }
   }
   return out;
+}
+
+/** Whether `call` passes a non-negative integer literal of at least `min`, by position or keyword. */
+function passesLiteral(call: SyntaxNode, min: number): boolean {
+  const { positional, keywords } = callArgs(call);
+  return [...positional, ...keywords.values()].some(
+    (a) => a.type === "integer" && /^\d+$/.test(a.text) && Number(a.text) >= min,
+  );
 }
 
 /**
