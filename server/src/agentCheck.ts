@@ -69,7 +69,7 @@ export function checkText(path: string, text: string, options: LintOptions, lang
   const kind = kindOf(path, languageId);
   if (kind.notebook) {
     let cells: CellInput[];
-    let host: "colab" | undefined;
+    let host: "colab" | "kaggle" | undefined;
     try {
       ({ cells, host } = readIpynb(text));
     } catch (e) {

@@ -699,7 +699,7 @@ function checkNotebook(
   fix: FixMode,
 ): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number; deps?: string[] } {
   let original;
-  let host: "colab" | undefined;
+  let host: "colab" | "kaggle" | undefined;
   try {
     ({ cells: original, host } = readIpynb(json));
   } catch (e) {

@@ -77,8 +77,8 @@ export interface LintOptions {
   launchDocuments?: readonly string[];
   /** The file is a test module (options.ts `isTestModule`: pytest's `test_*.py`, `*_test.py`, `conftest.py`, a `tests` folder). */
   testModule?: boolean;
-  /** Where a notebook says it runs (notebook.ts `notebookHostOf`: `"colab"` for a notebook saved from Google Colab); absent for files. */
-  notebookHost?: "colab";
+  /** Where a notebook says it runs (notebook.ts `notebookHostOf`: `"colab"` or `"kaggle"` for a notebook saved from Google Colab or Kaggle); absent for files. */
+  notebookHost?: "colab" | "kaggle";
   /** Texts over this many KB (UTF-8) are not linted: one information diagnostic says why. 0: no limit; default 2048. */
   maxFileSizeKB?: number;
   /**

@@ -41,17 +41,20 @@ export function cellsOfIpynb(json: string): CellInput[] {
 
 /**
  * Where a notebook says it runs, from its metadata: `"colab"` when it carries Google Colab's
- * `colab` key (Colab writes it into every notebook it saves), else undefined. Takes the .ipynb's
+ * `colab` key (Colab writes it into every notebook it saves), `"kaggle"` when it carries Kaggle's
+ * `kaggle` key (Kaggle's saved notebooks: accelerator, data sources), else undefined. Takes the .ipynb's
  * top-level `metadata` object, or a VS Code notebook document's metadata, which holds it under
  * `metadata` (or `custom.metadata` in older VS Code).
  */
-export function notebookHostOf(metadata: unknown): "colab" | undefined {
+export function notebookHostOf(metadata: unknown): "colab" | "kaggle" | undefined {
   const obj = (v: unknown): Record<string, unknown> | undefined =>
     v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
   const m = obj(metadata);
   if (!m) return undefined;
-  for (const candidate of [m, obj(m.metadata), obj(obj(m.custom)?.metadata)])
+  for (const candidate of [m, obj(m.metadata), obj(obj(m.custom)?.metadata)]) {
     if (candidate && Object.prototype.hasOwnProperty.call(candidate, "colab")) return "colab";
+    if (candidate && Object.prototype.hasOwnProperty.call(candidate, "kaggle")) return "kaggle";
+  }
   return undefined;
 }
 
@@ -59,7 +62,7 @@ export function notebookHostOf(metadata: unknown): "colab" | undefined {
  * Reads an .ipynb file: its cells (as {@link cellsOfIpynb}) and where its metadata says it runs
  * ({@link notebookHostOf}). Throws on text that is not JSON or has no `cells` array.
  */
-export function readIpynb(json: string): { cells: CellInput[]; host?: "colab" } {
+export function readIpynb(json: string): { cells: CellInput[]; host?: "colab" | "kaggle" } {
   const nb = JSON.parse(json) as {
     cells?: Array<{ cell_type?: string; source?: string | string[]; execution_count?: unknown }>;
     metadata?: unknown;

@@ -43,8 +43,8 @@ export interface RuleContext {
   startedFiles?: readonly SeveralNodeLaunch[];
   /** The file is a test module (LintOptions.testModule). */
   testModule?: boolean;
-  /** Where a notebook says it runs (LintOptions.notebookHost): `"colab"` for one saved from Google Colab. */
-  notebookHost?: "colab";
+  /** Where a notebook says it runs (LintOptions.notebookHost): `"colab"` or `"kaggle"` for one saved from Google Colab or Kaggle. */
+  notebookHost?: "colab" | "kaggle";
   /**
    * Whether preview findings are kept (LintOptions.preview). A rule may skip work whose findings
    * would all be preview ones when this is off; `report` drops them anyway.

@@ -8,9 +8,8 @@ fixtureTests("GPU068");
 
 const SRC = "from accelerate import notebook_launcher\n\nnotebook_launcher(train, (model,))\n";
 
-test("GPU068 (preview): notebook_launcher without a process count is a warning on the call", async () => {
-  assert.deepEqual(await lintCode(SRC, "GPU068"), [], "preview: off in the default set");
-  const [d, ...rest] = await lintCode(SRC, "GPU068", { preview: true });
+test("GPU068: notebook_launcher without a process count is a warning on the call, in the default set", async () => {
+  const [d, ...rest] = await lintCode(SRC, "GPU068");
   assert.equal(rest.length, 0);
   assert.equal(d.severity, "warning");
   assert.deepEqual(d.range, { start: { line: 2, character: 0 }, end: { line: 2, character: 34 } });
@@ -44,6 +43,10 @@ test("GPU068: silent in a notebook saved from Colab (metadata.colab, as an .ipyn
   assert.equal(notebookHostOf({ metadata: { colab: {} }, nbformat: 4 }), "colab", "VS Code's ipynb metadata");
   assert.equal(notebookHostOf({ custom: { metadata: { colab: {} } } }), "colab", "older VS Code");
   assert.equal(notebookHostOf({ metadata: { kernelspec: {} } }), undefined);
+  // Kaggle: its TPU runtime sets the count, and accelerate before 0.20 ran its GPU runtime in-process.
+  assert.equal(readIpynb(ipynb({ kaggle: { accelerator: "gpu" } })).host, "kaggle");
+  assert.deepEqual(await lintCode(SRC, "GPU068", { notebookHost: "kaggle" }), []);
+  assert.equal((await lintCode(SRC, "GPU068", {})).length, 1, "a workstation's notebook");
   assert.equal(notebookHostOf(["colab"]), undefined);
   assert.equal(notebookHostOf(null), undefined);
 });
