@@ -21,6 +21,11 @@ export interface ConfigOrdinal {
   callee: string;
   path: string;
   use: KeyedDeviceUse;
+  /**
+   * The value is what every run gets: a YAML file the module loads by a literal path. False for an
+   * option's default (`open(args.config)`, `args.gpu`), which a launch may override.
+   */
+  fixed: boolean;
 }
 
 /** Where a name's entries come from: a YAML file's text (its path as written, or an option's default), or the module's argparse options. */
@@ -73,6 +78,7 @@ export function loadedConfigOrdinals(ctx: RuleContext): ConfigOrdinal[] {
           callee: call.childForFieldName("function")!.text,
           path,
           use,
+          fixed: typeof source !== "string" && !source.option,
         });
     }
   }
