@@ -572,10 +572,8 @@ export class ProjectIndex {
     options: BaseOptions,
     deps: Set<string>,
   ): KeyedDeviceUse[] | null {
-    if (!target) return null;
-    const params = this.valuesOf(target, options).keyed.get(path.slice(path.lastIndexOf(".") + 1));
-    deps.add(target);
-    return params?.length ? params.map((d) => ({ ...d, where: `${this.label(target, from)}:${d.line}` })) : null;
+    const params = this.summaryAt(target, path, options, deps, (v) => v.keyed);
+    return params ? params.map((d) => ({ ...d, where: `${this.label(target!, from)}:${d.line}` })) : null;
   }
 
   /** {@link ProjectLookup.callableOrdinalParams} for the function or class at dotted `path`, defined in `target`. */
@@ -586,12 +584,27 @@ export class ProjectIndex {
     options: BaseOptions,
     deps: Set<string>,
   ): PassedOrdinalUse[] | null {
-    if (!target) return null;
-    const params = this.valuesOf(target, options).ordinals.get(path.slice(path.lastIndexOf(".") + 1));
-    deps.add(target);
-    return params?.length
-      ? params.map((d) => ({ ...d, file: target, where: `${this.label(target, from)}:${d.start[0] + 1}` }))
+    const params = this.summaryAt(target, path, options, deps, (v) => v.ordinals);
+    return params
+      ? params.map((d) => ({ ...d, file: target!, where: `${this.label(target!, from)}:${d.start[0] + 1}` }))
       : null;
+  }
+
+  /**
+   * The entry of `path`'s last name in one of the summaries of the module `target` ({@link valuesOf});
+   * `target` joins `deps`. Null where there is no module or the entry is absent or empty.
+   */
+  private summaryAt<T>(
+    target: string | null,
+    path: string,
+    options: BaseOptions,
+    deps: Set<string>,
+    pick: (v: ModuleValues) => Map<string, T[]>,
+  ): T[] | null {
+    if (!target) return null;
+    const entry = pick(this.valuesOf(target, options)).get(path.slice(path.lastIndexOf(".") + 1));
+    deps.add(target);
+    return entry?.length ? entry : null;
   }
 
   /**
