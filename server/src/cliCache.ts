@@ -58,6 +58,7 @@ import { cacheDirOf, unfit } from "../../common/src/fs/cacheDir";
 import { readWorkspaceFile, SOURCE_MAX_BYTES } from "../../common/src/fs/workspaceFile";
 import { RULES } from "./engine/rules/index";
 import { FILE_TOO_LARGE_CODE } from "./engine/limits";
+import { INDEX_WRITE } from "./engine/python/project";
 
 /** What checking one file gave that is kept: Ruff-shaped diagnostics (cli.ts `JsonDiagnostic`), as JSON values. */
 export interface CachedResult {
@@ -287,7 +288,8 @@ const isWriterEntry = (e: unknown): e is WriterEntry => {
         typeof w[0] === "string" &&
         IDENTIFIER.test(w[0]) &&
         typeof w[1] === "string" &&
-        IDENTIFIER.test(w[1]) &&
+        // A startup variable's name, or the marker of a function that writes a device string's index (GPU005).
+        (IDENTIFIER.test(w[1]) || w[1] === INDEX_WRITE) &&
         Number.isSafeInteger(w[2]) &&
         (w[2] as number) >= 1,
     )

@@ -61,11 +61,11 @@ function fixableText(rule: Rule): string {
   if (!rule.meta.fixable) return "no";
   switch (rule.meta.fixSafety) {
     case "safe":
-      return "yes, a safe fix (applied by `--fix`, **Fix All** and `source.fixAll` on save; also a quick fix)";
+      return "yes, for the findings that have one: a safe fix (applied by `--fix`, **Fix All**, and on save where `editor.codeActionsOnSave` asks for `source.fixAll.gpuPilot`; also a quick fix)";
     case "unsafe":
-      return "yes, an unsafe fix: offered as a quick fix and applied by `--fix --unsafe-fixes` or **Apply Unsafe Fixes**, never by `--fix` alone or on save (review what it changes)";
+      return "yes, for the findings that have one: an unsafe fix, offered as a quick fix and applied by `--fix --unsafe-fixes` or **Apply Unsafe Fixes**, never by `--fix` alone or on save (review what it changes)";
     default:
-      return "yes: a safe fix where the finding allows one (applied by `--fix`, **Fix All** and on save), else an unsafe one (a quick fix; `--fix --unsafe-fixes`)";
+      return "yes, for the findings that have one: a safe fix where the finding allows it (applied by `--fix`, **Fix All** and on save), else an unsafe one (a quick fix; `--fix --unsafe-fixes`)";
   }
 }
 

@@ -407,9 +407,9 @@ test("manifest: the icon is a 128x128 PNG", () => {
   assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [128, 128]);
 });
 
-test("manifest: activation only on Python, notebooks, manifests (GPU018-GPU020), job scripts, the GPU view, a GPU Pilot command or agent tool", () => {
+test("manifest: activation only on Python, notebooks, manifests (GPU018-GPU020), job scripts, a workspace's Dev Container configuration (GPU072), the GPU view, a GPU Pilot command or agent tool", () => {
   const ok =
-    /^(onLanguage:(python|dockerfile|dockercompose|yaml|shellscript)|onNotebook:(jupyter-notebook|interactive)|onView:gpuPilot\.[\w.]+|onCommand:gpuPilot\.[\w.]+|onLanguageModelTool:gpu-pilot_\w+|onMcpServerDefinitionProvider:gpuPilot\.mcp)$/;
+    /^(onLanguage:(python|dockerfile|dockercompose|yaml|shellscript)|onNotebook:(jupyter-notebook|interactive)|workspaceContains:\.devcontainer(\/devcontainer)?\.json|onView:gpuPilot\.[\w.]+|onCommand:gpuPilot\.[\w.]+|onLanguageModelTool:gpu-pilot_\w+|onMcpServerDefinitionProvider:gpuPilot\.mcp)$/;
   for (const e of pkg.activationEvents ?? []) assert.match(e, ok);
   assert.ok(pkg.activationEvents.includes("onLanguage:python"));
   assert.ok(pkg.activationEvents.includes("onNotebook:jupyter-notebook"));
@@ -516,9 +516,20 @@ test("the gpu-pilot bin runs the CLI of an installed package (no sources: no bui
     "k8s/job.yaml",
     "pyproject.toml",
     "sub/pyproject.toml",
+    ".devcontainer/devcontainer.json",
+    ".devcontainer/gpu/devcontainer.json",
+    "app/.devcontainer.json",
   ])
     assert.ok(files.test(f), `the hook does not run on ${f}`);
-  for (const f of ["notes.txt", "x.pyc", "pyproject.toml.bak", "docs/dockerfiles.md", "setup.cfg"])
+  for (const f of [
+    "notes.txt",
+    "x.pyc",
+    "pyproject.toml.bak",
+    "docs/dockerfiles.md",
+    "setup.cfg",
+    "devcontainer.json",
+    ".vscode/settings.json",
+  ])
     assert.ok(!files.test(f), `the hook runs on ${f}`);
   // pre-commit runs it on the pinned Node 24 (nodeenv), not on the machine's: the same pin as .ci/run.
   const pin = readFileSync(join(ROOT, ".ci", "run"), "utf8").match(/^NODE_VERSION=(\S+)/m)?.[1];

@@ -15,6 +15,18 @@ test("GPU004 sits on the ordinal and its fix uses the physical GPU's position", 
   assert.ok(applyFix(src, d).endsWith("torch.cuda.set_device(0)\n"));
 });
 
+test('GPU004 offers no fix that would repeat an id in a list (device_ids=[0, 1] under CUDA_VISIBLE_DEVICES="1" would become [0, 0])', async () => {
+  const src =
+    'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\nm = torch.nn.DataParallel(torch.nn.Linear(1, 1), device_ids=[0, 1])\n';
+  const [d, ...rest] = await lintCode(src, "GPU004");
+  assert.equal(rest.length, 0);
+  assert.match(d.message, /physical GPU 1 is cuda:0/);
+  assert.equal(d.fix, undefined);
+  // A list that does not hold the new ordinal keeps its fix.
+  const [e] = await lintCode(src.replace("[0, 1]", "[1]"), "GPU004");
+  assert.ok(applyFix(src.replace("[0, 1]", "[1]"), e).includes("device_ids=[0])"));
+});
+
 test("GPU004 string form keeps the quotes", async () => {
   const src =
     'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "3,1"\nimport torch\nx = torch.ones(1, device="cuda:3")\n';

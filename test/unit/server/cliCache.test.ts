@@ -471,6 +471,27 @@ test("the writers' scan is kept in the cache: a second run over a changed caller
   }
 });
 
+test("a helper that writes a device string's index (GPU005's writers) is kept in the cache: the second run takes every module from it, with no note of a malformed entry (the walkthrough's repro)", () => {
+  const dir = projectTree({
+    "pkg/__init__.py": "",
+    "pkg/utils.py":
+      'import os\n\n\ndef pin_gpu(cfg):\n    if cfg.device.startswith("cuda:"):\n        index = cfg.device.split(":")[1]\n        os.environ["CUDA_VISIBLE_DEVICES"] = index\n',
+    "run.py": "from pkg.utils import pin_gpu\n\npin_gpu(cfg)\n",
+  });
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, RACY_MS + 200);
+  const run = () =>
+    spawnSync(process.execPath, [CLI, "check", "--statistics", "."], {
+      encoding: "utf8",
+      cwd: dir,
+      env: { ...process.env, GPU_PILOT_CACHE_DIR: join(dir, "cache") },
+    }).stderr;
+  assert.match(run(), /read 3 project modules and took 0 from the cache/);
+  const second = run();
+  assert.doesNotMatch(second, /malformed/);
+  assert.match(second, /read 0 project modules and took 3 from the cache/);
+  rmSync(dir, { recursive: true, force: true });
+});
+
 test("a kept result depends on the project's writer names: a module that starts writing a startup variable first turns its caller's kept 'no finding' into GPU001 (a fresh user's repro), with one thread and two", () => {
   for (const workers of ["1", "2"]) {
     const dir = projectTree({

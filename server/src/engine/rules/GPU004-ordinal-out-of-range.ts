@@ -1,4 +1,5 @@
 import type { PythonRule } from "../rule";
+import type { SyntaxNode } from "../python/parser";
 import { nodeRange } from "../python/events";
 import { deviceUses } from "../python/devices";
 import { fileVisibleDevices } from "./shared/fileVisible";
@@ -35,13 +36,16 @@ export const rule: PythonRule = {
     for (const use of deviceUses(ctx.model)) {
       if (use.ordinal < k) continue;
       const position = parsed.kept.findIndex((e) => e.kind === "index" && e.index === use.ordinal);
+      // In a list of ids (`device_ids=[0, 1]`) that already names that ordinal, the new ordinal would
+      // repeat it (`[0, 0]`): no fix there.
+      const repeats = position >= 0 && listHolds(use.node, position);
       const visible = k === 1 ? "only cuda:0 exists" : `only cuda:0..cuda:${k - 1} exist`;
       ctx.report({
         range: nodeRange(use.node),
         message:
           `${use.form} names device ${use.ordinal}, but CUDA_VISIBLE_DEVICES="${value}" (${ctx.where(write.range.start.line)}) leaves ${k} GPU${k === 1 ? "" : "s"} visible: ${visible}, renumbered from 0 (invalid device ordinal)` +
           (position >= 0 ? `; physical GPU ${use.ordinal} is cuda:${position}` : ""),
-        ...(position >= 0
+        ...(position >= 0 && !repeats
           ? {
               fix: {
                 title: `Use ordinal ${position} (physical GPU ${use.ordinal})`,
@@ -54,3 +58,10 @@ export const rule: PythonRule = {
     }
   },
 };
+
+/** Whether `node` is an element of a list or tuple that also holds the integer `ordinal` as another element. */
+function listHolds(node: SyntaxNode, ordinal: number): boolean {
+  const list = node.parent;
+  if (!list || (list.type !== "list" && list.type !== "tuple")) return false;
+  return list.namedChildren.some((e) => !!e && e.id !== node.id && e.type === "integer" && Number(e.text) === ordinal);
+}
