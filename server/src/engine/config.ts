@@ -5,16 +5,16 @@
  * (ground-truth.md: torch < 2.4 cached it before initialisation).
  * Node's fs only; no `vscode`.
  */
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { parse as parseToml, TomlError } from "smol-toml";
-import { parse as parseYaml } from "yaml";
 import { satisfies } from "@renovatebot/pep440";
 import { minimatch } from "minimatch";
 import type { Severity } from "./types";
 import { readWorkspaceText } from "../../../common/src/fs/workspaceFile";
 import { RULES } from "./rules/index";
 import { MAX_PATTERNS } from "./exclude";
+import { projectRequirements } from "./requirements";
 
 /** The `[tool.gpu-pilot]` table, validated. Keys are kebab-case as in pyproject. */
 export interface ProjectConfig {
@@ -422,60 +422,6 @@ export function pinsTorchBelow20(specifier: string): boolean {
 }
 
 /**
- * The dependency requirements (PEP 508 strings, `name<specifier>`) the project folder `dir` declares:
- * requirements*.txt lines, pyproject.toml `[project].dependencies` and
- * `[tool.poetry.dependencies]` (`^X` read as `>=X`, a bare version as `==X`), environment.yml /
- * environment.yaml dependencies and their `pip:` list (conda `name=X` read as `name==X`, `pytorch`
- * as `torch`). Unreadable or broken files give nothing.
- */
-export function projectRequirements(dir: string): string[] {
-  let names: string[] = [];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  const out: string[] = [];
-  for (const n of names) {
-    const p = join(dir, n);
-    // Only regular files, capped (a committed symlink to /dev/zero or a FIFO must not hang the server).
-    const read = (): string => {
-      const r = readWorkspaceText(p);
-      if (!("text" in r)) throw new Error(r.reason);
-      return r.text;
-    };
-    try {
-      if (/^requirements.*\.txt$/.test(n)) {
-        for (const line of read().split(/\r?\n/)) out.push(line);
-      } else if (n === "pyproject.toml") {
-        const doc = parseToml(read()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-        for (const dep of (doc.project?.dependencies ?? []) as unknown[]) if (typeof dep === "string") out.push(dep);
-        for (const [name, v] of Object.entries((doc.tool?.poetry?.dependencies ?? {}) as Record<string, unknown>)) {
-          const spec =
-            typeof v === "string"
-              ? v
-              : v && typeof (v as { version?: unknown }).version === "string"
-                ? (v as { version: string }).version
-                : null;
-          if (spec !== null) out.push(`${name}${/^[\d.]+$/.test(spec) ? `==${spec}` : spec.replace(/^\^/, ">=")}`);
-        }
-      } else if (n === "environment.yml" || n === "environment.yaml") {
-        const doc = parseYaml(read()) as { dependencies?: unknown[] } | null;
-        for (const dep of doc?.dependencies ?? []) {
-          if (typeof dep === "string") out.push(dep.replace(/^pytorch/, "torch").replace(/^([\w.-]+)=(?!=)/, "$1=="));
-          else if (dep && typeof dep === "object" && Array.isArray((dep as { pip?: unknown[] }).pip)) {
-            for (const pd of (dep as { pip: unknown[] }).pip) if (typeof pd === "string") out.push(pd);
-          }
-        }
-      }
-    } catch {
-      // An unreadable or broken dependency file tells us nothing about the pins.
-    }
-  }
-  return out;
-}
-
-/**
  * Looks for a torch pin in the project folder `dir` ({@link projectRequirements}).
  * @returns true when some file pins torch below 2.4.
  */
@@ -498,22 +444,4 @@ export function projectPinsTorchBelow20(dir: string): boolean {
     if (s !== null && pinsTorchBelow20(s)) return true;
   }
   return false;
-}
-
-/**
- * The specifier each requirement gives its distribution, by PEP 503-normalised name (`kornia==0.7.0`
- * → `{ kornia: "==0.7.0" }`); requirements without a specifier are left out; a name given twice
- * keeps both specifiers (`,`-joined: both hold).
- */
-export function libraryPins(requirements: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const r of requirements) {
-    const line = r.split("#")[0].split(";")[0].trim();
-    const m = /^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*\(?\s*([<>=!~][^)]*)\)?$/.exec(line);
-    if (!m) continue;
-    const name = m[1].toLowerCase().replace(/[-_.]+/g, "-");
-    const spec = m[3].replace(/\+[\w.]+/g, "").trim();
-    out[name] = out[name] ? `${out[name]},${spec}` : spec;
-  }
-  return out;
 }

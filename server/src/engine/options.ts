@@ -9,18 +9,17 @@ import { excludedBy } from "./exclude";
 import { existsSync, statSync } from "node:fs";
 import {
   findPyproject,
-  libraryPins,
   loadProjectConfig,
   perFileIgnored,
   projectPinsTorchBelow20,
   projectPinsTorchBelow24,
-  projectRequirements,
   versionBelow,
   TARGET_VERSION,
   type ConfigProblem,
   type ProjectConfig,
 } from "./config";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
+import { libraryPins, projectRequirements } from "./requirements";
 import { applicableEntries, eagerModulesOf, INIT_CATALOGUE, normalisePackage } from "./initCatalogue";
 import type { LintOptions } from "./lint";
 import type { MachineFacts } from "./rule";

@@ -540,6 +540,17 @@ test("GPU022's Lightning check (default set): devices or num_nodes other than th
   assert.equal(run(one, program, undefined, { "requirements.txt": "lightning>=2.2\ntorch\n" }).length, 1);
   const poetry = '[tool.poetry.dependencies]\npython = "^3.9"\npytorch-lightning = "1.9.0"\n';
   assert.equal(run(one, program, undefined, { "pyproject.toml": poetry }).length, 0, "Poetry's exact pin");
+  // setup.py's install_requires (read from its syntax tree) and setup.cfg's.
+  const setupPy =
+    'from setuptools import setup\n\nsetup(name="x", install_requires=["torch", "pytorch-lightning==1.9.5"])\n';
+  assert.equal(run(one, program, undefined, { "setup.py": setupPy }).length, 0, "setup.py");
+  assert.equal(
+    run(one, program, undefined, { "setup.py": setupPy.replace("==1.9.5", ">=2.2") }).length,
+    1,
+    "setup.py, 2.2 or later",
+  );
+  const cfg = "[options]\ninstall_requires =\n    torch\n    lightning<2.1\n";
+  assert.equal(run(one, program, undefined, { "setup.cfg": cfg }).length, 0, "setup.cfg");
   // Fabric validates in `launch()`.
   const fabric = "fabric = L.Fabric(accelerator='cuda', devices=4)";
   assert.equal(run(one, `${fabric}\nfabric.launch()`).length, 1);

@@ -4,11 +4,12 @@
  * each read as written or from an argparse option on the launch's command line (GPU022).
  */
 import { ModuleTrees } from "../python/moduleTrees";
-import { buildModel } from "../python/model";
+import { buildModel, type ModuleModel } from "../python/model";
 import { pythonInput, stringValue, type SyntaxNode } from "../python/parser";
 import { callArgs, calleePath } from "../rules/shared/py";
 import { DEFAULT_EAGER_INIT_MODULES } from "../frameworks";
 import { assignedAttributes, launchedScriptFacts } from "./script";
+import { libraryPins, requirementsIn } from "../requirements";
 
 /** `pl.Trainer`, `lightning.pytorch.Trainer`, `lightning.Trainer` as their imports resolve them. */
 const TRAINER = /^(?:pytorch_lightning|lightning(?:\.pytorch)?)(?:\.trainer(?:\.trainer)?)?\.Trainer$/;
@@ -46,14 +47,14 @@ type OptionValue = (attribute: SyntaxNode) => string | null;
  * `dest` the destination of exactly one of its single-valued options, never assigned in the file:
  * the option's last value on the command line, else its plain default. Null otherwise.
  */
-function optionValueOf(text: string, argv: readonly string[] | null): OptionValue {
+function optionValueOf(text: string, model: ModuleModel, argv: readonly string[] | null): OptionValue {
   const facts = launchedScriptFacts(text);
   const assigned = assignedAttributes(text);
   return (attribute) => {
     const obj = attribute.childForFieldName("object");
     const dest = attribute.childForFieldName("attribute")?.text;
     if (!obj || obj.type !== "identifier" || !dest || assigned.dynamic || assigned.names.has(dest)) return null;
-    if (text.includes("set_defaults") || !namespaceName(text, obj.text, facts.returning)) return null;
+    if (text.includes("set_defaults") || !namespaceName(model, obj.text, facts.returning)) return null;
     const options = [...facts.options].filter(([, o]) => o.dest === dest);
     if (!options.length || options.some(([, o]) => o.notSingle) || new Set(options.map(([, o]) => o.line)).size !== 1)
       return null;
@@ -72,10 +73,24 @@ function optionValueOf(text: string, argv: readonly string[] | null): OptionValu
   };
 }
 
-/** Whether `name` is assigned a namespace in `text`: `name = parser.parse_args()` (or `parse_known_args`), or the call of one of the file's functions that return one. */
-function namespaceName(text: string, name: string, returning: readonly string[]): boolean {
-  const callees = ["[\\w.]*parse(?:_known)?_args", ...returning.map((r) => r.replace(/\W/g, ""))].join("|");
-  return new RegExp(`(?:^|[^\\w.])${name}\\s*(?:,\\s*\\w+\\s*)?=\\s*(?:${callees})\\(`, "m").test(text);
+/**
+ * Whether `name` is assigned a namespace in the module: `name = parser.parse_args()` (or
+ * `parse_known_args`, whose first element `name, rest = ...` takes), or the call of one of the
+ * file's functions that return one (`returning`), read from the module's assignments.
+ */
+function namespaceName(model: ModuleModel, name: string, returning: readonly string[]): boolean {
+  return model.nodesOfType("assignment").some((a) => {
+    const left = a?.childForFieldName("left");
+    const right = a?.childForFieldName("right");
+    if (!left || right?.type !== "call") return false;
+    const target = left.type === "identifier" ? left : left.type === "pattern_list" ? left.namedChildren[0] : null;
+    if (target?.type !== "identifier" || target.text !== name) return false;
+    const fn = right.childForFieldName("function");
+    const last = fn?.type === "attribute" ? fn.childForFieldName("attribute")?.text : fn?.text;
+    return (
+      last === "parse_args" || last === "parse_known_args" || (fn?.type === "identifier" && returning.includes(fn.text))
+    );
+  });
 }
 
 /** A literal (or option) value as text: a string, an integer (`-1` too), or null. */
@@ -128,7 +143,7 @@ export function lightningCalls(text: string, argv: readonly string[] | null): Li
   const out: LightningCall[] = [];
   try {
     const model = buildModel(tree, text, { eagerInitModules: DEFAULT_EAGER_INIT_MODULES, torchBelow24: false });
-    const option = optionValueOf(text, argv);
+    const option = optionValueOf(text, model, argv);
     const path = (c: SyntaxNode) => calleePath(model, c);
     for (const call of model.nodesOfType("call")) {
       const callee = path(call) ?? "";
@@ -169,28 +184,59 @@ export function lightningCalls(text: string, argv: readonly string[] | null): Li
 const LIGHTNING_DISTRIBUTIONS = ["pytorch-lightning", "lightning", "lightning-fabric"];
 
 /**
- * The Lightning pins a project file's text gives (`requirements.txt`, `setup.py`, `pyproject.toml`,
- * a conda `environment.yml`): each specifier, conda's `=1.9.0` read as `==1.9.0`.
+ * The Lightning pins (one specifier per Lightning distribution) that the project file named `name`
+ * (its base name) gives in `text`: requirements*.txt, pyproject.toml and environment.yml as
+ * config.ts `requirementsIn` reads them; setup.py's `setup(install_requires=[...])` strings, read
+ * from its syntax tree; setup.cfg's `install_requires` lines. Broken text gives none.
  */
-export function lightningPinsIn(text: string): string[] {
-  const out: string[] = [];
-  const re =
-    /(?:^|["'\s,[(])(pytorch[-_.]lightning|lightning(?:[-_.]fabric)?)\s*(\[[^\]]*\])?\s*((?:[<>=!~]=?=?\s*[\w.*]+\s*,?\s*)+)/gim;
-  for (const m of text.matchAll(re)) {
-    const name = m[1].toLowerCase().replace(/[-_.]+/g, "-");
-    if (!LIGHTNING_DISTRIBUTIONS.includes(name)) continue;
-    const spec = m[3]
-      .trim()
-      .replace(/,\s*$/, "")
-      .replace(/(^|,)\s*=(?!=)/g, "$1==");
-    if (spec) out.push(spec);
+export function lightningPinsIn(name: string, text: string): string[] {
+  const requirements =
+    name === "setup.py"
+      ? setupPyRequirements(text)
+      : name === "setup.cfg"
+        ? setupCfgRequirements(text)
+        : requirementsIn(name, text);
+  const pins = libraryPins(requirements);
+  return LIGHTNING_DISTRIBUTIONS.flatMap((d) => (pins[d] ? [pins[d]] : []));
+}
+
+/** The string elements of `install_requires=[...]` (a list or tuple written in the call) of a `setup(...)` call. */
+function setupPyRequirements(text: string): string[] {
+  if (!text.includes("install_requires")) return [];
+  const tree = ModuleTrees.parse(pythonInput(text), false);
+  try {
+    const model = buildModel(tree, text, { eagerInitModules: DEFAULT_EAGER_INIT_MODULES, torchBelow24: false });
+    const out: string[] = [];
+    for (const call of model.nodesOfType("call")) {
+      const fn = call?.childForFieldName("function");
+      const last = fn?.type === "attribute" ? fn.childForFieldName("attribute")?.text : fn?.text;
+      if (!call || last !== "setup") continue;
+      const list = callArgs(call).keywords.get("install_requires");
+      if (list?.type !== "list" && list?.type !== "tuple") continue;
+      for (const e of list.namedChildren) {
+        const v = e ? stringValue(e) : null;
+        if (v !== null && v !== undefined) out.push(v);
+      }
+    }
+    return out;
+  } catch {
+    return [];
+  } finally {
+    tree.delete();
   }
-  // Poetry's tables: `lightning = "1.9.0"` (exactly), `"^2.0"` (at least), `{ version = "~1.9" }`.
-  const poetry =
-    /^\s*(pytorch[-_]lightning|lightning(?:[-_]fabric)?)\s*=\s*(?:\{[^}\n]*\bversion\s*=\s*)?"([^"\n]+)"/gim;
-  for (const m of text.matchAll(poetry)) {
-    const v = m[2].trim();
-    out.push(/^\d/.test(v) ? `==${v}` : v.replace(/^\^/, ">=").replace(/^~(?!=)/, "~="));
+}
+
+/** The requirements of setup.cfg's `install_requires` (its value and the indented lines that continue it). */
+function setupCfgRequirements(text: string): string[] {
+  const out: string[] = [];
+  let inKey = false;
+  for (const line of text.split(/\r?\n/)) {
+    const key = /^install_requires\s*=\s*(.*)$/.exec(line);
+    if (key) {
+      inKey = true;
+      if (key[1].trim()) out.push(key[1].trim());
+    } else if (inKey && /^\s+\S/.test(line)) out.push(line.trim());
+    else if (inKey && line.trim()) inKey = false;
   }
   return out;
 }

@@ -398,7 +398,7 @@ function pinnedBeforeCheck(ctx: ManifestRuleContext, dirs: readonly string[]): b
         seen.add(path);
         const text = ctx.read(path, 1024 * 1024, true);
         if (text === null) continue;
-        for (const spec of lightningPinsIn(text)) {
+        for (const spec of lightningPinsIn(name, text)) {
           try {
             if (!rangesOverlap(spec, ">=2.1.0")) return true;
           } catch {

@@ -30,7 +30,7 @@ import {
   EAGER_INIT_DEPTH,
   EAGER_INIT_FRAMEWORK,
 } from "../../../../server/src/engine/frameworks";
-import { libraryPins } from "../../../../server/src/engine/config";
+import { libraryPins } from "../../../../server/src/engine/requirements";
 import { catalogueEagerFor } from "../../../../server/src/engine/options";
 import { scanInitAtImport, proposedEntries } from "../../../../scripts/initScan";
 import { ProjectIndex } from "../../../../server/src/engine/python/project";

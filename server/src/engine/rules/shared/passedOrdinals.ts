@@ -19,8 +19,23 @@ export interface PassedOrdinal {
   use: Omit<PassedOrdinalUse, "file"> & { file?: string };
 }
 
-/** Conditions that may keep a call from running on a machine with fewer GPUs (`if torch.cuda.device_count() > 1:`). */
-const COUNT_GUARD = /device_count|\bn_?gpus?\b|num_?gpus?|gpu_?count|world_size|len\(/i;
+/**
+ * Names in a condition that may keep a call from running on a machine with fewer GPUs
+ * (`if torch.cuda.device_count() > 1:`, `if args.num_gpus > 1:`, `len(gpus)`), tested on each
+ * identifier of the condition's syntax tree.
+ */
+const COUNT_NAME = /device_count|^n_?gpus?$|num_?gpus?|gpu_?count|world_size|^len$/i;
+
+/** Names in a decorator that may skip a test or function on a machine with few GPUs (`@skipIf`, `@require_multi_gpu`). */
+const SKIP_DECORATOR_NAME = /device_count|gpu|cuda|skip|require|distributed|world_size/i;
+
+/** Names that count GPUs or skip a test, before the call in its function (`self.skipTest`, `pytest.skip`, `skip_if_*`). */
+const SKIP_BEFORE_NAME = /^(device_count|skipTest|skip)$|^skip_if/;
+
+/** The identifiers of `node`'s syntax tree (names, attributes, called names) that end at or before `end` (a character index). */
+function identifiersIn(node: SyntaxNode, end = Infinity): string[] {
+  return node.descendantsOfType("identifier").flatMap((n) => (n && n.endIndex <= end ? [n.text] : []));
+}
 
 /**
  * The calls of the module that pass a literal non-negative integer (`PoseEstimator(1)`,
@@ -109,21 +124,23 @@ function guardedCall(call: SyntaxNode): boolean {
     if (p.type === "if_statement" || p.type === "while_statement") {
       const conditions = [p.childForFieldName("condition")];
       for (const e of p.namedChildren) if (e?.type === "elif_clause") conditions.push(e.childForFieldName("condition"));
-      if (conditions.some((x) => x && COUNT_GUARD.test(x.text))) return true;
+      if (conditions.some((x) => x && identifiersIn(x).some((n) => COUNT_NAME.test(n)))) return true;
     }
-    if ((p.type === "conditional_expression" || p.type === "boolean_operator") && COUNT_GUARD.test(p.text)) return true;
+    if (
+      (p.type === "conditional_expression" || p.type === "boolean_operator") &&
+      identifiersIn(p).some((n) => COUNT_NAME.test(n))
+    )
+      return true;
     // A test or helper that a decorator may skip (`@skipIf(torch.cuda.device_count() < 2)`,
     // `@require_multi_gpu`), or that counts GPUs or skips itself before the call.
     if (p.type === "function_definition" || p.type === "class_definition") {
       const decorators =
-        p.parent?.type === "decorated_definition" ? p.parent.text.slice(0, p.startIndex - p.parent.startIndex) : "";
-      if (SKIP_DECORATOR.test(decorators)) return true;
-      const before = p.text.slice(0, call.startIndex - p.startIndex);
-      if (/device_count|skipTest|\.skip\(|\bskip_if/.test(before)) return true;
+        p.parent?.type === "decorated_definition"
+          ? p.parent.namedChildren.filter((d): d is SyntaxNode => d?.type === "decorator")
+          : [];
+      if (decorators.some((d) => identifiersIn(d).some((n) => SKIP_DECORATOR_NAME.test(n)))) return true;
+      if (identifiersIn(p, call.startIndex).some((n) => SKIP_BEFORE_NAME.test(n))) return true;
     }
   }
   return false;
 }
-
-/** Decorators that may keep a test or function from running on a machine with few GPUs. */
-const SKIP_DECORATOR = /device_count|gpu|cuda|skip|require|distributed|world_size/i;
