@@ -128,11 +128,19 @@ function signature(def: SyntaxNode): Param[] {
   return out;
 }
 
+/** The name an expression's attribute chain starts from (`torch` for `torch.no_grad()`), or null. */
+function rootName(n: SyntaxNode | null | undefined): string | null {
+  let x = n;
+  while (x && (x.type === "call" || x.type === "attribute"))
+    x = x.type === "call" ? x.childForFieldName("function") : x.childForFieldName("object");
+  return x?.type === "identifier" ? x.text : null;
+}
+
 /** Whether `n` (a function or class definition) carries a decorator that is not torch's (`@torch.no_grad()`). */
 function decorated(n: SyntaxNode): boolean {
   const parent = n.parent;
   if (parent?.type !== "decorated_definition") return false;
-  return parent.namedChildren.some((d) => d?.type === "decorator" && !/^@\s*torch\./.test(d.text));
+  return parent.namedChildren.some((d) => d?.type === "decorator" && rootName(d.namedChildren[0]) !== "torch");
 }
 
 /** The function or lambda that holds `n`, or null. */
@@ -162,7 +170,7 @@ function keptParam(attr: SyntaxNode, body: SyntaxNode, cls: SyntaxNode, self: st
   const right = a.childForFieldName("right");
   if (a.childForFieldName("left")?.text !== attr.text || right?.type !== "identifier") return null;
   if (a.startIndex < body.startIndex || a.endIndex > attr.startIndex) return null;
-  if (/setattr|__dict__/.test(cls.text)) return null;
+  if (cls.descendantsOfType("identifier").some((n) => n?.text === "setattr" || n?.text === "__dict__")) return null;
   for (const c of body.descendantsOfType("call")) {
     if (!c || c.startIndex < a.endIndex || c.endIndex > attr.startIndex) continue;
     const fn = c.childForFieldName("function")?.text ?? "";

@@ -136,11 +136,11 @@ function methodUses(
   const cls = scope.parent?.parent;
   if (scope.childForFieldName("name")?.text !== "__init__" || cls?.type !== "class_definition") return;
   const keeps = new Set<string>();
-  if (arg.type === "attribute" && /^self\.\w+$/.test(arg.text)) keeps.add(arg.text);
+  if (selfAttribute(arg)) keeps.add(arg.text);
   else if (arg.type === "identifier")
     for (const a of scope.descendantsOfType("assignment")) {
-      const left = a?.childForFieldName("left")?.text ?? "";
-      if (a?.childForFieldName("right")?.text === arg.text && /^self\.\w+$/.test(left)) keeps.add(left);
+      const left = a?.childForFieldName("left");
+      if (a?.childForFieldName("right")?.text === arg.text && left && selfAttribute(left)) keeps.add(left.text);
     }
   if (keeps.size !== 1 || initBefore(ctx, statement, true)) return;
   const kept = [...keeps][0];
@@ -206,4 +206,13 @@ function initBefore(ctx: RuleContext, statement: SyntaxNode, module: boolean): b
     if (path?.includes(".") && ctx.project?.isProjectFunction?.(path) && ctx.project.callableInit(path)) return true;
   }
   return false;
+}
+
+/** Whether `n` is an attribute of `self` (`self.cfg`), read from its syntax tree. */
+function selfAttribute(n: SyntaxNode): boolean {
+  return (
+    n.type === "attribute" &&
+    n.childForFieldName("object")?.type === "identifier" &&
+    n.childForFieldName("object")?.text === "self"
+  );
 }
