@@ -5,7 +5,7 @@ import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
 import { envWritesAnywhere } from "../python/model";
 import { isMainGuard } from "../python/walker";
-import { scriptNameOf, type SlurmLaunch } from "../slurmLaunch";
+import { scriptNameOf, tasksShareGpus, type SlurmLaunch } from "../slurmLaunch";
 import { JAX_INIT_FUNCTIONS, SET_DEVICE_PATHS } from "../frameworks";
 import { callArgs, calleePath } from "./shared/py";
 
@@ -93,18 +93,9 @@ function worldUse(ctx: RuleContext): SyntaxNode | null {
   return null;
 }
 
-/** An srun launch whose tasks on one node all see the same GPUs (several tasks, several GPUs each, no binding). */
+/** An srun launch of this file whose tasks on a node all see the same GPUs. */
 function sharedLaunch(ctx: RuleContext): SlurmLaunch | null {
-  return (
-    (ctx.slurm ?? []).find(
-      (l) =>
-        l.launcher === "srun" &&
-        (l.processesPerNode ?? 0) > 1 &&
-        (l.gpusPerProcess ?? 0) > 1 &&
-        !l.setsVisibleDevices &&
-        !l.unknownOptions,
-    ) ?? null
-  );
+  return (ctx.slurm ?? []).find(tasksShareGpus) ?? null;
 }
 
 function evidenceOf(ctx: RuleContext): Evidence | null {
@@ -232,6 +223,100 @@ function firstWork(ctx: RuleContext): InitEvent | null {
   return null;
 }
 
+/** A constructor's `self.X = "cuda"` (also `"cuda" if ... else "cpu"`), with the class's methods that put work on `self.X`. */
+interface DeviceAttribute {
+  cls: string;
+  assign: SyntaxNode;
+  attr: string;
+  /** Methods of the class (not the constructor) that pass `self.X` as a device (`.to(self.X)`, `device=self.X`). */
+  methods: Set<string>;
+}
+
+/** The methods (by name) directly in a class body, under decorators too. */
+function methodsOf(cls: SyntaxNode): Map<string, SyntaxNode> {
+  const out = new Map<string, SyntaxNode>();
+  for (const c of cls.childForFieldName("body")?.namedChildren ?? []) {
+    const def = c?.type === "decorated_definition" ? c.childForFieldName("definition") : c;
+    const name = def?.type === "function_definition" ? def.childForFieldName("name")?.text : null;
+    if (def && name) out.set(name, def);
+  }
+  return out;
+}
+
+/** Whether `fn` passes `self.<attr>` as a device: `.to(self.attr)`, `device=self.attr`. */
+function usesAsDevice(fn: SyntaxNode, attr: string): boolean {
+  const isIt = (n: SyntaxNode | null | undefined) =>
+    n?.type === "attribute" &&
+    n.childForFieldName("object")?.text === "self" &&
+    n.childForFieldName("attribute")?.text === attr;
+  for (const call of fn.descendantsOfType("call")) {
+    if (!call) continue;
+    const f = call.childForFieldName("function");
+    const { positional, keywords } = callArgs(call);
+    if (isIt(keywords.get("device"))) return true;
+    if (f?.type === "attribute" && f.childForFieldName("attribute")?.text === "to" && isIt(positional[0])) return true;
+  }
+  return false;
+}
+
+function deviceAttributes(ctx: RuleContext): DeviceAttribute[] {
+  const out: DeviceAttribute[] = [];
+  for (const [cls, node] of ctx.model.classes) {
+    const methods = methodsOf(node);
+    const init = methods.get("__init__");
+    if (!init) continue;
+    for (const assign of init.descendantsOfType("assignment")) {
+      const left = assign?.childForFieldName("left");
+      if (!assign || left?.type !== "attribute" || left.childForFieldName("object")?.text !== "self") continue;
+      if (!bareCuda(ctx, assign.childForFieldName("right"))) continue;
+      const attr = left.childForFieldName("attribute")?.text ?? "";
+      const users = new Set(
+        [...methods].filter(([n, def]) => n !== "__init__" && usesAsDevice(def, attr)).map(([n]) => n),
+      );
+      if (users.size) out.push({ cls, assign, attr, methods: users });
+    }
+  }
+  return out;
+}
+
+/**
+ * Where a program that a job script starts in tasks that share a node's GPUs builds the class and
+ * then calls one of its device methods (by name), before anything in its run selects a device (a
+ * call of {@link SELECTS}, a `*_VISIBLE_DEVICES` write anywhere in it): for the message, or null.
+ */
+function launchedUse(ctx: RuleContext, a: DeviceAttribute): string | null {
+  for (const l of ctx.startedFiles ?? []) {
+    if (!l.shared) continue;
+    const run = ctx.project?.launchedCalls?.(l.file);
+    if (!run || run.writesVisible) continue;
+    let built: string | null = null;
+    for (const c of run.calls) {
+      if (c.path && SELECTS.has(c.path)) break;
+      if (!built && c.here && c.name === a.cls) built = c.where;
+      else if (built && !c.path && c.name && a.methods.has(c.name)) {
+        const s = l.shared;
+        return `${c.where.replace(/:\d+$/, "")}, which ${scriptNameOf(s)}:${s.line + 1} starts in ${s.processesPerNode} srun tasks per node that each see the same ${s.gpusPerProcess} GPUs (${s.gpusFrom}, no per-task binding), builds ${a.cls} (${built}) and calls its ${c.name} (${c.where}) before anything selects a device`;
+      }
+    }
+  }
+  return null;
+}
+
+/** GPU074 for a class whose constructor keeps a bare "cuda" that a launched program uses before selecting a device. */
+function checkLaunchedClasses(ctx: RuleContext): void {
+  if (!ctx.startedFiles?.some((l) => l.shared) || !ctx.project?.launchedCalls) return;
+  const attrs = deviceAttributes(ctx);
+  if (!attrs.length || selectsSomewhere(ctx)) return;
+  for (const a of attrs) {
+    const how = launchedUse(ctx, a);
+    if (!how) continue;
+    ctx.report({
+      range: nodeRange(a.assign),
+      message: `self.${a.attr} is a bare "cuda", the current device, GPU 0 until the process calls torch.cuda.set_device, but ${how}: every task of a node works on GPU 0; choose the task's GPU from its local rank, e.g. torch.device("cuda", int(os.environ["SLURM_LOCALID"]))`,
+    });
+  }
+}
+
 /** The framework's default device and its consequence, for the message. */
 function consequence(framework: string): string {
   switch (framework) {
@@ -281,6 +366,7 @@ export const rule: PythonRule = {
   },
   check(ctx) {
     if (ctx.testModule) return;
+    checkLaunchedClasses(ctx);
     const evidence = evidenceOf(ctx);
     if (!evidence) return;
     const work = firstWork(ctx);
