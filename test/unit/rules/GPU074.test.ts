@@ -101,3 +101,12 @@ test("GPU074 across modules is silent when the program selects a device first, o
   const perTask = GRAPH["job.sbatch"].replace("--gpus-per-node=4", "--gpus-per-task=1");
   assert.deepEqual(await lintProject({ ...GRAPH, "job.sbatch": perTask }, "mesh/build.py"), []);
 });
+
+test("GPU074 follows a module-level device name bound to a bare cuda; an indexed one is a choice", async () => {
+  const head = "from mpi4py import MPI\nimport torch\n\nrank = MPI.COMM_WORLD.Get_rank()\n";
+  const bare = `${head}device = torch.device("cuda" if torch.cuda.is_available() else "cpu")\nx = torch.ones(3).to(device)\n`;
+  const [d] = await lintCode(bare, "GPU074", { preview: true });
+  assert.equal(d.range.start.line, 5);
+  const indexed = `${head}device = torch.device("cuda", rank % torch.cuda.device_count())\nx = torch.ones(3).to(device)\n`;
+  assert.deepEqual(await lintCode(indexed, "GPU074", { preview: true }), []);
+});
