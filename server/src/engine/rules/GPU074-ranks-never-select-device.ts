@@ -362,6 +362,7 @@ export const rule: PythonRule = {
         JAX_DOC,
         `Measured: ${MEASURED} (srun with --gres=gpu:N and no per-task option: every task sees all N)`,
         "docs/ground-truth.md, GPU011: two ranks on GPU 0 (no set_device) fail with NCCL 'invalid usage' (measured)",
+        "jax-ml/jax@cec06d116c05f0d52adfceee3d3b730fdbcb0ce5 jax/_src/clusters/cluster.py:85-87: under a detected cluster (Slurm: SLURM_LOCALID, slurm_cluster.py:24; Open MPI: OMPI_COMM_WORLD_LOCAL_RANK, ompi_cluster.py:25) jax.distributed.initialize() without local_device_ids sets them to [local process id]",
         "JoonhoLee-Group/ipie#91; mpi4jax/mpi4jax#194; ecmwf/anemoi-core#431",
       ],
     },
