@@ -906,6 +906,27 @@ function firstStarts<T>(
 export interface SeveralNodeLaunch extends LaunchNodes {
   /** The launched file (absolute path). */
   file: string;
+  /**
+   * For {@link startedFilesIn}: the first Slurm launch of the file whose tasks on a node all see the
+   * same GPUs ({@link tasksShareGpus}; GPU074). Absent: none does.
+   */
+  shared?: SlurmLaunch;
+}
+
+/**
+ * Whether the tasks an srun launch starts on one node all see the same GPUs: more than one task per
+ * node, each seeing more than one GPU (`--gres=gpu:N` or `--gpus-per-node=N` without a per-task
+ * option: measured, every task sees all N), no `--gpu-bind` (which leaves {@link
+ * SlurmLaunch.gpusPerProcess} unknown), and no CUDA_VISIBLE_DEVICES of the script's own.
+ */
+export function tasksShareGpus(l: SlurmLaunch): boolean {
+  return (
+    l.launcher === "srun" &&
+    (l.processesPerNode ?? 0) > 1 &&
+    (l.gpusPerProcess ?? 0) > 1 &&
+    !l.setsVisibleDevices &&
+    !l.unknownOptions
+  );
 }
 
 /**
@@ -941,7 +962,8 @@ export function startedFilesIn(around: JobScriptsAround): readonly SeveralNodeLa
     }
     const launches = commands.map((m) => ({ m, n: nodesOf(m) }));
     const { m, n } = launches.find((l) => l.n.nodes !== "one") ?? launches[0];
-    all.push({ file: target, script: m.script, line: m.line, ...n, documented: false });
+    const shared = commands.map(slurmLaunchOf).find((l) => !!l && tasksShareGpus(l));
+    all.push({ file: target, script: m.script, line: m.line, ...n, documented: false, ...(shared ? { shared } : {}) });
   }
   startedByAround.set(around, all);
   return all;

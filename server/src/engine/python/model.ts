@@ -255,8 +255,29 @@ export interface ProjectLookup {
    * when no chain reaches one. The files read become dependencies. Optional, as {@link callableReturns}.
    */
   launchReach?(launched: string, targets: ReadonlyMap<string, "parses" | "caller">): ProjectReach | null;
+  /**
+   * The calls that the project file `launched` (absolute path: a file a job script starts) makes when
+   * run as a program, in execution order: its module level, `__main__` block and the functions and
+   * constructors of its own that they call ({@link ModuleModel.calls}; calls into other modules are
+   * not followed inside), and whether it writes a `*_VISIBLE_DEVICES` variable anywhere. Null when
+   * it cannot be read or is over MAX_MODULE_BYTES. The file becomes a dependency. GPU074. Optional,
+   * as {@link callableReturns}.
+   */
+  launchedCalls?(launched: string): { calls: ReadonlyArray<LaunchedCall>; writesVisible: boolean } | null;
   /** Changes whenever anything the lookup could answer changes (kept facts are dropped then). */
   readonly version: string;
+}
+
+/** One call of a launched program (ProjectLookup.launchedCalls). */
+export interface LaunchedCall {
+  /** The callee's dotted path as the launched file resolves it, or null (a method of an object, a parameter). */
+  path: string | null;
+  /** The callee's last name: `KNNEdgeBuilder`, or the method's name for `builder.update_graph(...)`. */
+  name: string | null;
+  /** The callee at {@link path} is a function or class of the linted file. */
+  here: boolean;
+  /** Where, for messages: `train.py:39` (relative to the linted file's folder or the project root). */
+  where: string;
 }
 
 /** How a launched file reaches a parser of the linted file (ProjectLookup.launchReach). */

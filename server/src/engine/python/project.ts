@@ -34,9 +34,11 @@ import { readWorkspaceFile, readWorkspaceText } from "../../../../common/src/fs/
 import type { EnvWriteEvent, FunctionTimeline, InitEvent, TimelineEvent } from "./events";
 import {
   buildModel,
+  envWritesAnywhere,
   type ModelOptions,
   type ModuleModel,
   type KeyedDeviceUse,
+  type LaunchedCall,
   type PassedOrdinalUse,
   type ProjectInit,
   type ProjectWrite,
@@ -348,6 +350,7 @@ export class ProjectIndex {
       callableWrite: (path) => this.writeOf(functionFile(path), path, from, options, deps),
       callableIndexWrite: (path) => this.indexWriteAt(functionFile(path), path, from, options, deps),
       launchReach: (launched, targets) => this.reach(launched, file, targets, options, deps),
+      launchedCalls: (launched) => this.launchedCallsOf(launched, file, options, deps),
       writerNames: () => this.writerNames(file, options),
       keptWriterNames: () => this.writers.get(this.rootOf(file)) ?? null,
       callableDeviceParams: (path) => this.deviceParamsAt(functionFile(path), path, from, options, deps),
@@ -458,6 +461,37 @@ export class ProjectIndex {
       }
     }
     return null;
+  }
+
+  /** {@link ProjectLookup.launchedCalls} of the file `launched`, for the linted file `linted`. */
+  private launchedCallsOf(
+    launched: string,
+    linted: string,
+    options: BaseOptions,
+    deps: Set<string>,
+  ): { calls: LaunchedCall[]; writesVisible: boolean } | null {
+    deps.add(launched);
+    const text = this.read(launched);
+    if (text === null || text.length > MAX_MODULE_BYTES) return null;
+    const tree = ModuleTrees.parse(pythonInput(text), false);
+    try {
+      const model = buildModel(tree, text, options);
+      const label = this.label(launched, dirname(linted));
+      const calls = model.calls.map((c) => {
+        const fn = c.node.childForFieldName("function");
+        const name = c.path
+          ? c.path.slice(c.path.lastIndexOf(".") + 1)
+          : fn?.type === "attribute"
+            ? (fn.childForFieldName("attribute")?.text ?? null)
+            : null;
+        const here = !!c.path && this.functionFileOf(launched, c.path, options, deps) === linted;
+        return { path: c.path, name, here, where: `${label}:${c.node.startPosition.row + 1}` };
+      });
+      const writesVisible = envWritesAnywhere(model).some((w) => w.variable.endsWith("_VISIBLE_DEVICES"));
+      return { calls, writesVisible };
+    } finally {
+      tree.delete();
+    }
   }
 
   /** {@link moduleCalls} of the module at `file` (null when it cannot be read or is over MAX_MODULE_BYTES), kept until it changes. */

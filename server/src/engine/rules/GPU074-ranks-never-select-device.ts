@@ -1,0 +1,382 @@
+import type { PythonRule, RuleContext } from "../rule";
+import type { InitEvent } from "../python/events";
+import { nodeRange } from "../python/events";
+import type { SyntaxNode } from "../python/parser";
+import { stringValue } from "../python/parser";
+import { envWritesAnywhere } from "../python/model";
+import { isMainGuard } from "../python/walker";
+import { scriptNameOf, tasksShareGpus, type SlurmLaunch } from "../slurmLaunch";
+import { JAX_INIT_FUNCTIONS, SET_DEVICE_PATHS } from "../frameworks";
+import { callArgs, calleePath } from "./shared/py";
+
+const MEASURED = "test/fixtures/slurm/python-launch/measured.md";
+const CUPY_DOC =
+  'CuPy documentation, cupy.cuda.Device: "The current device is selected by default" (https://docs.cupy.dev/en/stable/reference/generated/cupy.cuda.Device.html); CUDA Runtime API, cudaSetDevice: "Sets device as the current device for the calling host thread. Any device memory subsequently allocated from this host thread using cudaMalloc() ... will be physically resident on device"';
+const JAX_DOC =
+  'JAX documentation, GPU memory allocation: "JAX will preallocate 75% of the total GPU memory when the first JAX operation is run", and among the "Common causes of OOM failures": "Running multiple JAX processes concurrently" (https://docs.jax.dev/en/latest/gpu_memory_allocation.html)';
+const TORCH_DOC =
+  'PyTorch documentation, CUDA semantics: torch.cuda "keeps track of the currently selected GPU, and all CUDA tensors you allocate will by default be created on that device. The selected device can be changed with a torch.cuda.device context manager" (https://pytorch.org/docs/stable/notes/cuda.html)';
+
+/** The node-local rank as mpi4py gives it, for messages. */
+const NODE_RANK = "MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED).rank";
+
+/**
+ * Calls that choose the process's device, or hand the choice to a library that makes it per process
+ * (a process group, Lightning, accelerate, a JAX mesh over several devices): anywhere in the file,
+ * the rule is silent.
+ */
+const SELECTS = new Set([
+  ...SET_DEVICE_PATHS,
+  "torch.set_default_device",
+  "torch.cuda.device",
+  "torch.distributed.init_process_group",
+  "deepspeed.init_distributed",
+  "accelerate.Accelerator",
+  "lightning.Trainer",
+  "lightning.Fabric",
+  "lightning.pytorch.Trainer",
+  "lightning.fabric.Fabric",
+  "pytorch_lightning.Trainer",
+  "torch.nn.DataParallel",
+  "cupy.cuda.runtime.setDevice",
+  "cupy.cuda.Device",
+  "cupy.cuda.device.Device",
+  "cupy.cuda.using_allocator",
+  "numba.cuda.select_device",
+  "jax.distributed.initialize",
+  "jax.default_device",
+  "jax.pmap",
+  "jax.shard_map",
+  "jax.experimental.shard_map.shard_map",
+  "jax.make_mesh",
+  "jax.sharding.Mesh",
+  "jax.experimental.mesh_utils.create_device_mesh",
+]);
+
+/** Variables that choose the devices a process sees. */
+const VISIBLE = new Set(["CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"]);
+
+/** Words of the selections above, for the project's other files (python/project.ts `projectMentions`). */
+const SELECT_WORDS = [
+  "set_device",
+  "setDevice",
+  "select_device",
+  "cuda.Device",
+  "VISIBLE_DEVICES",
+  "default_device",
+  "local_device_ids",
+];
+
+/** mpi4py's world communicator, and what of it says the program runs as several processes. */
+const WORLD = "mpi4py.MPI.COMM_WORLD";
+const WORLD_USES = new Set(["rank", "size", "Get_rank", "Get_size"]);
+
+/** JAX modules whose calls create arrays on the default device. */
+const JAX_WORK = ["jax.numpy.", "jax.random.", "jax.lax.", "jax.nn.", "jax.scipy.", "jax.image."];
+/** Numba's calls that allocate on the current device. */
+const NUMBA_WORK = new Set(["numba.cuda.to_device", "numba.cuda.device_array", "numba.cuda.device_array_like"]);
+
+/** Why the file runs as several processes on one node, for the message. */
+interface Evidence {
+  text: string;
+  /** The library's own way to pick the node-local device, for the message. */
+  how: (framework: string) => string;
+}
+
+/** The first `COMM_WORLD.rank`/`.size`/`.Get_rank()`/`.Get_size()` of the file (also through an alias), or null. */
+function worldUse(ctx: RuleContext): SyntaxNode | null {
+  for (const n of ctx.model.nodesMentioning("attribute", [...WORLD_USES], true)) {
+    const path = ctx.model.resolve(n);
+    if (!path?.startsWith(`${WORLD}.`) || !WORLD_USES.has(path.slice(WORLD.length + 1))) continue;
+    return n.parent?.type === "call" && n.parent.childForFieldName("function")?.id === n.id ? n.parent : n;
+  }
+  return null;
+}
+
+/** An srun launch of this file whose tasks on a node all see the same GPUs. */
+function sharedLaunch(ctx: RuleContext): SlurmLaunch | null {
+  return (ctx.slurm ?? []).find(tasksShareGpus) ?? null;
+}
+
+function evidenceOf(ctx: RuleContext): Evidence | null {
+  const world = worldUse(ctx);
+  if (world) {
+    return {
+      text: `the program runs as several MPI processes (\`${world.text}\`, ${ctx.where(world.startPosition.row)})`,
+      how: (fw) => selectHint(fw, NODE_RANK),
+    };
+  }
+  const l = sharedLaunch(ctx);
+  if (!l) return null;
+  return {
+    text: `${scriptNameOf(l)}:${l.line + 1} starts ${l.processesPerNode} srun tasks per node that each see the same ${l.gpusPerProcess} GPUs (${l.gpusFrom}, no per-task binding)`,
+    how: (fw) => selectHint(fw, 'int(os.environ["SLURM_LOCALID"])'),
+  };
+}
+
+function selectHint(framework: string, rank: string): string {
+  switch (framework) {
+    case "cupy":
+      return `cupy.cuda.runtime.setDevice(${rank})`;
+    case "jax":
+      return `os.environ["CUDA_VISIBLE_DEVICES"] = str(${rank}) before JAX starts, or jax.distributed.initialize(local_device_ids=[${rank}])`;
+    case "numba":
+      return `numba.cuda.select_device(${rank})`;
+    default:
+      return `torch.cuda.set_device(${rank})`;
+  }
+}
+
+/**
+ * Whether the file chooses a device anywhere (a call of {@link SELECTS}, a `jax_cuda_visible_devices`
+ * setting, an index into `jax.devices()`/`jax.local_devices()`, a write of a `*_VISIBLE_DEVICES`
+ * variable), or imports a project module while some other file of the project names a way to.
+ */
+function selectsSomewhere(ctx: RuleContext): boolean {
+  const m = ctx.model;
+  if (envWritesAnywhere(m).some((w) => VISIBLE.has(w.variable))) return true;
+  for (const call of m.nodesOfType("call")) {
+    if (!call) continue;
+    const path = calleePath(m, call);
+    if (!path) continue;
+    if (SELECTS.has(path)) return true;
+    if (path === "jax.config.update" && stringValue(callArgs(call).positional[0]) === "jax_cuda_visible_devices")
+      return true;
+    if ((path === "jax.devices" || path === "jax.local_devices") && call.parent?.type === "subscript") return true;
+  }
+  const project = ctx.project;
+  if (project?.isProjectModule && [...m.symbols.values()].some((p) => project.isProjectModule!(p)))
+    return project.projectMentions?.(SELECT_WORDS) != null;
+  return false;
+}
+
+/** A torch device expression that names no index: `"cuda"`, `torch.device("cuda")`, `"cuda" if ... else "cpu"`. */
+function bareCuda(ctx: RuleContext, n: SyntaxNode | null | undefined): boolean {
+  if (!n) return false;
+  if (n.type === "conditional_expression") return bareCuda(ctx, n.namedChildren[0]);
+  if (n.type === "parenthesized_expression") return bareCuda(ctx, n.namedChildren[0]);
+  if (n.type === "string") return stringValue(n) === "cuda";
+  if (n.type !== "call" || calleePath(ctx.model, n) !== "torch.device") return false;
+  const { positional, keywords } = callArgs(n);
+  return positional.length === 1 && keywords.size === 0 && bareCuda(ctx, positional[0]);
+}
+
+/**
+ * What a torch event does with the device: `work` (it puts something on the current device:
+ * `.cuda()`, `.to("cuda")`, `device="cuda"`), `chosen` (it names another device, or one the rule
+ * cannot read: the program may choose there), or `none` (no device: a query).
+ */
+function torchUse(ctx: RuleContext, call: SyntaxNode): "work" | "chosen" | "none" {
+  if (call.type !== "call") return "none";
+  const fn = call.childForFieldName("function");
+  const name = fn?.type === "attribute" ? fn.childForFieldName("attribute")?.text : null;
+  const { positional, keywords } = callArgs(call);
+  let device: SyntaxNode | undefined = keywords.get("device");
+  if (name === "cuda" && !device) return positional.length === 0 ? "work" : "chosen";
+  if (name === "to" && !device) device = positional.find((a) => a.type !== "identifier" || a.text !== "non_blocking");
+  if (!device) return "none";
+  // A module-level name bound to a bare device (`device = torch.device("cuda" if ... else "cpu")`).
+  if (device.type === "identifier") device = ctx.model.valueOf(device.text, device.startIndex) ?? device;
+  return bareCuda(ctx, device) ? "work" : "chosen";
+}
+
+/** What one init event is for this rule: the first GPU work, a possible choice of device (stop), or neither. */
+function classify(ctx: RuleContext, e: InitEvent): "work" | "chosen" | "none" {
+  if (e.project) return "chosen"; // the project's own code: it may choose the device
+  const path = e.node.type === "call" ? calleePath(ctx.model, e.node) : null;
+  if (!path) return "none";
+  switch (e.framework) {
+    case "cupy":
+      return (path.startsWith("cupy.") || path.startsWith("cupyx.")) && !path.startsWith("cupy.cuda.")
+        ? "work"
+        : "none";
+    case "jax":
+      if (path === "jax.device_put") return callArgs(e.node).positional.length === 1 ? "work" : "chosen";
+      if (JAX_INIT_FUNCTIONS.has(path.slice(4))) return "none";
+      return JAX_WORK.some((p) => path.startsWith(p)) ? "work" : "none";
+    case "numba":
+      return NUMBA_WORK.has(path) ? "work" : "none";
+    case "torch":
+      return torchUse(ctx, e.node);
+    default:
+      return "none";
+  }
+}
+
+/** Whether `n` runs only under a condition other than the `if __name__ == "__main__":` guard (one rank may be the only one). */
+function conditional(n: SyntaxNode): boolean {
+  for (let p = n.parent; p; p = p.parent) {
+    if (p.type === "function_definition" || p.type === "lambda") return false;
+    if (p.type === "if_statement" && isMainGuard(p)) continue;
+    if (p.type === "if_statement" || p.type === "conditional_expression" || p.type === "boolean_operator") return true;
+    if (p.type === "except_clause") return true;
+  }
+  return false;
+}
+
+/** The first GPU work on the module's timeline before anything may choose a device, or null. */
+function firstWork(ctx: RuleContext): InitEvent | null {
+  for (const e of ctx.model.events) {
+    if (e.kind !== "init") continue;
+    const what = classify(ctx, e);
+    if (what === "chosen") return null;
+    if (what === "work" && !conditional(e.node)) return e;
+  }
+  return null;
+}
+
+/** A constructor's `self.X = "cuda"` (also `"cuda" if ... else "cpu"`), with the class's methods that put work on `self.X`. */
+interface DeviceAttribute {
+  cls: string;
+  assign: SyntaxNode;
+  attr: string;
+  /** Methods of the class (not the constructor) that pass `self.X` as a device (`.to(self.X)`, `device=self.X`). */
+  methods: Set<string>;
+}
+
+/** The methods (by name) directly in a class body, under decorators too. */
+function methodsOf(cls: SyntaxNode): Map<string, SyntaxNode> {
+  const out = new Map<string, SyntaxNode>();
+  for (const c of cls.childForFieldName("body")?.namedChildren ?? []) {
+    const def = c?.type === "decorated_definition" ? c.childForFieldName("definition") : c;
+    const name = def?.type === "function_definition" ? def.childForFieldName("name")?.text : null;
+    if (def && name) out.set(name, def);
+  }
+  return out;
+}
+
+/** Whether `fn` passes `self.<attr>` as a device: `.to(self.attr)`, `device=self.attr`. */
+function usesAsDevice(fn: SyntaxNode, attr: string): boolean {
+  const isIt = (n: SyntaxNode | null | undefined) =>
+    n?.type === "attribute" &&
+    n.childForFieldName("object")?.text === "self" &&
+    n.childForFieldName("attribute")?.text === attr;
+  for (const call of fn.descendantsOfType("call")) {
+    if (!call) continue;
+    const f = call.childForFieldName("function");
+    const { positional, keywords } = callArgs(call);
+    if (isIt(keywords.get("device"))) return true;
+    if (f?.type === "attribute" && f.childForFieldName("attribute")?.text === "to" && isIt(positional[0])) return true;
+  }
+  return false;
+}
+
+function deviceAttributes(ctx: RuleContext): DeviceAttribute[] {
+  const out: DeviceAttribute[] = [];
+  for (const [cls, node] of ctx.model.classes) {
+    const methods = methodsOf(node);
+    const init = methods.get("__init__");
+    if (!init) continue;
+    for (const assign of init.descendantsOfType("assignment")) {
+      const left = assign?.childForFieldName("left");
+      if (!assign || left?.type !== "attribute" || left.childForFieldName("object")?.text !== "self") continue;
+      if (!bareCuda(ctx, assign.childForFieldName("right"))) continue;
+      const attr = left.childForFieldName("attribute")?.text ?? "";
+      const users = new Set(
+        [...methods].filter(([n, def]) => n !== "__init__" && usesAsDevice(def, attr)).map(([n]) => n),
+      );
+      if (users.size) out.push({ cls, assign, attr, methods: users });
+    }
+  }
+  return out;
+}
+
+/**
+ * Where a program that a job script starts in tasks that share a node's GPUs builds the class and
+ * then calls one of its device methods (by name), before anything in its run selects a device (a
+ * call of {@link SELECTS}, a `*_VISIBLE_DEVICES` write anywhere in it): for the message, or null.
+ */
+function launchedUse(ctx: RuleContext, a: DeviceAttribute): string | null {
+  for (const l of ctx.startedFiles ?? []) {
+    if (!l.shared) continue;
+    const run = ctx.project?.launchedCalls?.(l.file);
+    if (!run || run.writesVisible) continue;
+    let built: string | null = null;
+    for (const c of run.calls) {
+      if (c.path && SELECTS.has(c.path)) break;
+      if (!built && c.here && c.name === a.cls) built = c.where;
+      else if (built && !c.path && c.name && a.methods.has(c.name)) {
+        const s = l.shared;
+        return `${c.where.replace(/:\d+$/, "")}, which ${scriptNameOf(s)}:${s.line + 1} starts in ${s.processesPerNode} srun tasks per node that each see the same ${s.gpusPerProcess} GPUs (${s.gpusFrom}, no per-task binding), builds ${a.cls} (${built}) and calls its ${c.name} (${c.where}) before anything selects a device`;
+      }
+    }
+  }
+  return null;
+}
+
+/** GPU074 for a class whose constructor keeps a bare "cuda" that a launched program uses before selecting a device. */
+function checkLaunchedClasses(ctx: RuleContext): void {
+  if (!ctx.startedFiles?.some((l) => l.shared) || !ctx.project?.launchedCalls) return;
+  const attrs = deviceAttributes(ctx);
+  if (!attrs.length || selectsSomewhere(ctx)) return;
+  for (const a of attrs) {
+    const how = launchedUse(ctx, a);
+    if (!how) continue;
+    ctx.report({
+      range: nodeRange(a.assign),
+      message: `self.${a.attr} is a bare "cuda", the current device, GPU 0 until the process calls torch.cuda.set_device, but ${how}: every task of a node works on GPU 0; choose the task's GPU from its local rank, e.g. torch.device("cuda", int(os.environ["SLURM_LOCALID"]))`,
+    });
+  }
+}
+
+/** The framework's default device and its consequence, for the message. */
+function consequence(framework: string): string {
+  switch (framework) {
+    case "jax":
+      return "JAX puts its arrays on the first visible GPU, and each process preallocates 75% of that GPU's memory there (JAX names concurrent processes as a cause of out-of-memory errors)";
+    case "cupy":
+      return "CuPy allocates on the current device, GPU 0 until the process selects another";
+    case "numba":
+      return "Numba allocates on the current device, GPU 0 until the process selects another";
+    default:
+      return 'a bare "cuda" is the current device, GPU 0 until the process calls torch.cuda.set_device';
+  }
+}
+
+const WHAT =
+  'Reports the first GPU work (a CuPy array, a JAX array or computation, a Numba device array, a torch tensor put on a bare `"cuda"` device or `.cuda()`) of a program that runs as several processes on a node, when nothing in the file selects each process\'s device first. Several processes means: the file uses mpi4py\'s `COMM_WORLD` rank or size, or a Slurm job script of the project starts it with `srun` in more than one task per node that each see the same GPUs (`--gres=gpu:N`, `--gpus-per-node=N` with N > 1, no `--gpus-per-task` or `--gpu-bind`). Also reports, in a module such a job script\'s program uses, a constructor\'s `self.device = "cuda"` (or `"cuda" if torch.cuda.is_available() else "cpu"`) when the started program builds that class and calls one of its methods that put tensors on that device before anything selects one.';
+
+export const rule: PythonRule = {
+  meta: {
+    code: "GPU074",
+    name: "ranks-never-select-device",
+    severity: "warning",
+    fixable: false,
+    preview: true,
+    // Evidence is a COMM_WORLD use (its text names it, or an alias bound from a statement that does)
+    // or a job script (then the work names cuda, cupy, jax or numba, or an alias of them).
+    trigger: (t) => t.has("COMM_WORLD") || t.hasAny(["cuda", "cupy", "jax", "numba"]),
+    docs: {
+      what: WHAT,
+      follows:
+        "The module's timeline (module level, the `__main__` block and the functions they call, in order) up to its first GPU work; that work must not sit under a condition other than the `__main__` guard (an `if rank == 0:` runs on one process). Silent when anything in the file (functions included) selects a device or hands the choice to a library that makes one per process: `torch.cuda.set_device`, `torch.set_default_device`, `torch.cuda.device`, `init_process_group`, `deepspeed.init_distributed`, Lightning's Trainer or Fabric, accelerate's Accelerator, `cupy.cuda.Device(...)`, `cupy.cuda.runtime.setDevice`, `numba.cuda.select_device`, `jax.distributed.initialize` (it picks the local device under Slurm and Open MPI), `jax.default_device`, `jax.pmap`, `shard_map`, a JAX mesh, an index into `jax.devices()`, `jax_cuda_visible_devices`, a write of `CUDA_VISIBLE_DEVICES` (or HIP/ROCR); when a torch device is named with an index or through a variable before the first work; when a call into the project's own code that starts CUDA comes first; and when the file imports a project module while another file of the project names a way to select a device (`set_device`, `setDevice`, `select_device`, `cuda.Device`, `VISIBLE_DEVICES`, `default_device`, `local_device_ids`). For the constructor's device: the srun-started program's own calls in execution order (its module level, `__main__` block and its own functions and constructors they call), in which it builds the class (a call that resolves to this module) and then calls, by name, a method of the class that passes `self.device` to `.to()` or `device=`, with no call of the selections above before and no `*_VISIBLE_DEVICES` write in it. Not followed: the launch of an MPI program (`mpirun -np 4` may put one process on each of four nodes), GPU work in modules the file imports, and devices chosen by a site's launcher wrapper.",
+      why: `A process works on its current CUDA device, which is device 0 of those it sees until it selects another. ${CUPY_DOC}. ${TORCH_DOC}. ${JAX_DOC}. Processes that all see a node's GPUs (MPI ranks started by mpirun, srun tasks without per-task GPU binding: measured on Slurm 22.05.8, ${MEASURED}, with --gres=gpu:N and no per-task option every task sees all N) therefore all work on GPU 0 while the others stay idle: they compete for its memory and time, a JAX process preallocates 75% of it so the next fails, NCCL refuses two ranks on one GPU (docs/ground-truth.md, GPU011), and on GPUs in Exclusive_Process mode the second process cannot create a context at all. Reported cases: JoonhoLee-Group/ipie#91 (MPI tasks with CuPy all on GPU 0), mpi4jax/mpi4jax#194 (two MPI processes with JAX on the first GPU), ecmwf/anemoi-core#431 (srun tasks building a graph on "cuda" before Lightning set the device).`,
+      example:
+        "from mpi4py import MPI\nimport cupy\n\ncomm = MPI.COMM_WORLD\nx = cupy.arange(10) * comm.rank  # GPU074: every MPI process of a node allocates on GPU 0\nprint(comm.allreduce(float(x.sum().get())))\n",
+      fix: "from mpi4py import MPI\nimport cupy\n\ncomm = MPI.COMM_WORLD\ncupy.cuda.runtime.setDevice(comm.Split_type(MPI.COMM_TYPE_SHARED).rank)\nx = cupy.arange(10) * comm.rank\nprint(comm.allreduce(float(x.sum().get())))\n",
+      whenNotToCare:
+        "A preview rule: whether several MPI processes share a node is not in the file, and public findings are too few to measure (2026-12-07: none on the 37 code bases of the ecosystem corpus; four on public MPI examples and tutorials, each accurate, all four short demos that still run with every rank on GPU 0). An MPI program run with one process per node (or per GPU on one-GPU nodes), or with a launcher or wrapper that sets CUDA_VISIBLE_DEVICES per process (`mpirun ... bash -c 'CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK python x.py'`, Slurm's `--gpus-per-task=1`), works as written; say so with `# noqa: GPU074`. A JAX program that runs one process per node and uses all its GPUs (jax.distributed.initialize, pmap, a mesh) is not reported.",
+      references: [
+        CUPY_DOC,
+        TORCH_DOC,
+        JAX_DOC,
+        `Measured: ${MEASURED} (srun with --gres=gpu:N and no per-task option: every task sees all N)`,
+        "docs/ground-truth.md, GPU011: two ranks on GPU 0 (no set_device) fail with NCCL 'invalid usage' (measured)",
+        "jax-ml/jax@cec06d116c05f0d52adfceee3d3b730fdbcb0ce5 jax/_src/clusters/cluster.py:85-87: under a detected cluster (Slurm: SLURM_LOCALID, slurm_cluster.py:24; Open MPI: OMPI_COMM_WORLD_LOCAL_RANK, ompi_cluster.py:25) jax.distributed.initialize() without local_device_ids sets them to [local process id]",
+        "JoonhoLee-Group/ipie#91; mpi4jax/mpi4jax#194; ecmwf/anemoi-core#431",
+      ],
+    },
+  },
+  check(ctx) {
+    if (ctx.testModule) return;
+    checkLaunchedClasses(ctx);
+    const evidence = evidenceOf(ctx);
+    if (!evidence) return;
+    const work = firstWork(ctx);
+    if (!work || selectsSomewhere(ctx)) return;
+    ctx.report({
+      range: nodeRange(work.node),
+      message: `${work.what} is this process's first GPU work and nothing before it selects a device, but ${evidence.text}: ${consequence(work.framework)}, so every process of a node works on GPU 0; select the process's GPU from its node-local rank first, e.g. ${evidence.how(work.framework)}`,
+    });
+  },
+};
