@@ -141,12 +141,30 @@ function deviceName(model: ModuleModel, at: SyntaxNode): string | null {
   ];
   for (const a of candidates) {
     if (!isDevice(a)) continue;
+    // A name the `if __name__ == "__main__":` block binds does not exist when the module is imported.
+    if (fn && !contains(fn, a) && inMainGuard(a)) continue;
     const name = a.childForFieldName("left")!.text;
     // A module-level name that the function also binds is the function's own there.
     if (fn && !name.startsWith("self.") && a.startIndex < fn.startIndex && localBinds(model, fn, name)) continue;
     return name;
   }
   return null;
+}
+
+/** Whether `node` lies in an `if __name__ == "__main__":` block. */
+function inMainGuard(node: SyntaxNode): boolean {
+  for (let p = node.parent; p; p = p.parent) {
+    if (p.type !== "if_statement") continue;
+    const test = p.childForFieldName("condition");
+    if (test?.type !== "comparison_operator") continue;
+    const [a, b] = test.namedChildren;
+    const sides = [
+      a?.type === "identifier" ? a.text : stringValue(a),
+      b?.type === "identifier" ? b.text : stringValue(b),
+    ];
+    if (sides.includes("__name__") && sides.includes("__main__")) return true;
+  }
+  return false;
 }
 
 /** The `self.X = ...` assignments in a class's methods. */
@@ -246,17 +264,18 @@ function descendantsOf(root: SyntaxNode, type: string): SyntaxNode[] {
 }
 
 /**
- * Whether the load's function (or the module) wrote the file it reads before the load:
- * `torch.save(obj, P)` with the same path expression `P` as the load's. Its tensors then come
- * from this process's own devices.
+ * Whether the file writes the file the load reads: `torch.save(obj, P)` anywhere in it with the
+ * same path expression `P` as the load's (`torch.save(net.state_dict(), "teacher.pth")` then
+ * `torch.load("teacher.pth")`). Its tensors then come from this program's own device choice.
+ * `before`: only a save earlier in the load's own function (or the module) counts.
  */
-function savedHere(model: ModuleModel, load: SyntaxNode): boolean {
+function savedHere(model: ModuleModel, load: SyntaxNode, before: boolean): boolean {
   const { positional, keywords } = callArgs(load);
   const path = (positional[0] ?? keywords.get("f"))?.text;
   if (!path) return false;
   const fn = enclosingFunction(load);
   return model.nodesMentioning("call", ["save"]).some((c) => {
-    if (c.startIndex >= load.startIndex || enclosingFunction(c)?.id !== fn?.id) return false;
+    if (before && (c.startIndex >= load.startIndex || enclosingFunction(c)?.id !== fn?.id)) return false;
     if (calleePath(model, c) !== "torch.save") return false;
     const args = callArgs(c);
     return (args.positional[1] ?? args.keywords.get("f"))?.text === path;
@@ -306,7 +325,7 @@ export const rule: PythonRule = {
     docs: {
       what: 'Finds `torch.load(...)` and `torch.jit.load(...)` calls without `map_location` (as a keyword or the second positional argument) whose result goes into a model (`load_state_dict(...)`, directly, through a part of it such as `ckpt["model"]`, or through the name it is assigned to) or is moved with `.to(...)`, `.cuda(...)` or `.eval()`, in a program that chose its own GPU: a name bound to a CUDA device (`torch.device(f"cuda:{args.gpu_idx}" if ... else "cpu")`, `"cuda:1"`, `self.device = ...`) in scope at the load, or, in the load\'s function, `torch.cuda.set_device(...)` or DistributedDataParallel\'s `device_ids=`.',
       follows:
-        "The load's own function (or the module, for a load at top level): names bound there before the load, then `self` attributes the class's methods bind, then module-level names; the use of the load's result later in the same function. Not followed: loads whose result is returned or used only on the CPU (nothing moves it to a device), devices chosen in another function or module or taken from a value the file does not spell out (`torch.device(args.device)`), wrappers that call torch.load for you (Lightning's `load_from_checkpoint`, `torch.hub.load_state_dict_from_url`), and calls that pass `*args`/`**kwargs`. `weights_only=` changes what may be unpickled, not where tensors go, so it does not silence the check.",
+        "The load's own function (or the module, for a load at top level): names bound there before the load, then `self` attributes the class's methods bind, then module-level names; the use of the load's result later in the same function. Silent where the file itself writes the file it loads (`torch.save(..., P)` with the same path expression `P`: its tensors come from this program's own device), unless the process chose its GPU with `set_device` or `device_ids` (rank 0's save then brings every rank to rank 0's GPU), and for a load in a function where the only device name is bound in the `if __name__ == \"__main__\":` block (absent when the module is imported). Not followed: loads whose result is returned or used only on the CPU (nothing moves it to a device), devices chosen in another function or module or taken from a value the file does not spell out (`torch.device(args.device)`), wrappers that call torch.load for you (Lightning's `load_from_checkpoint`, `torch.hub.load_state_dict_from_url`), and calls that pass `*args`/`**kwargs`. `weights_only=` changes what may be unpickled, not where tensors go, so it does not silence the check.",
       why: "torch.load deserialises each storage on the CPU and then moves it to the device it was saved from unless `map_location` says otherwise (torch.load documentation; torch/serialization.py: with `map_location=None` the restore location is `default_restore_location`, whose CUDA branch `_cuda_deserialize` calls `validate_cuda_device`, which raises `Attempting to deserialize object on CUDA device 2 but torch.cuda.device_count() is 1` when the saved index is not on this machine). A checkpoint written on the author's `cuda:2` then fails on a one-GPU machine (maudzung/Complex-YOLOv4-Pytorch#43), and one written on `cuda:0` puts every process's copy on GPU 0 whatever device the script chose: the PyTorch DDP tutorial asks for `map_location` \"to prevent a process from stepping into others' devices\". torch.jit.load behaves the same (\"first loaded onto CPU, and then are moved to the devices they were saved from\"). The checkpoint's device is in the file, not in the program, so this is information, and in preview.",
       example:
         'import torch\n\ndevice = torch.device("cuda:1")\nmodel = torch.nn.Linear(4, 4)\nmodel.load_state_dict(torch.load("weights.pt"))  # GPU073\nmodel.to(device)\n',
@@ -324,8 +343,10 @@ export const rule: PythonRule = {
   },
   check(ctx) {
     for (const call of loadsWithoutMapLocation(ctx.model)) {
-      if (!feedsModel(ctx.model, call) || savedHere(ctx.model, call)) continue;
-      const name = deviceName(ctx.model, call);
+      if (!feedsModel(ctx.model, call) || savedHere(ctx.model, call, true)) continue;
+      // A file the program itself wrote from its one device comes back there; where each process
+      // chose its GPU (set_device, device_ids), rank 0's save still brings every rank to rank 0's GPU.
+      const name = savedHere(ctx.model, call, false) ? null : deviceName(ctx.model, call);
       const form = name ? null : processDevice(ctx.model, call);
       if (!name && !form) continue;
       const loader = calleePath(ctx.model, call) === "torch.jit.load" ? "torch.jit.load" : "torch.load";
