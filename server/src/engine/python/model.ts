@@ -255,8 +255,28 @@ export interface ProjectLookup {
    * when no chain reaches one. The files read become dependencies. Optional, as {@link callableReturns}.
    */
   launchReach?(launched: string, targets: ReadonlyMap<string, "parses" | "caller">): ProjectReach | null;
+  /**
+   * What the project file `target` does with its CUDA device (python/childDevice.ts; GPU075):
+   * `module`, a dotted module as `python -m` starts it from this file's project (looked up as an
+   * import from this file; its own `.py` file, not a package), or `file`, an absolute path. Its
+   * first use of the default CUDA device where it chooses none itself and imports no project module
+   * (`defaultUse`), and its first `torch.cuda.set_device` of the local rank (`rankDevice`), each
+   * with where (`kernels/tune_worker.py:9`, relative to this file's folder or the project root);
+   * null when it is no readable project file. The file becomes a dependency. Optional, as
+   * {@link callableReturns}.
+   */
+  processDevice?(target: { module: string } | { file: string }): ProcessDevice | null;
   /** Changes whenever anything the lookup could answer changes (kept facts are dropped then). */
   readonly version: string;
+}
+
+/** What a project file does with its CUDA device (ProjectLookup.processDevice). */
+export interface ProcessDevice {
+  /** The file (absolute path) and its name for messages (`kernels/tune_worker.py`). */
+  file: string;
+  label: string;
+  defaultUse: { line: number; form: string; where: string } | null;
+  rankDevice: { line: number; form: string; where: string } | null;
 }
 
 /** How a launched file reaches a parser of the linted file (ProjectLookup.launchReach). */

@@ -43,6 +43,7 @@ import {
   type ProjectLookup,
   type ProjectRank,
   type ProjectReach,
+  type ProcessDevice,
 } from "./model";
 import { RankFlow } from "./rankFlow";
 import { indexWriters, type IndexWrite } from "./visibleIndex";
@@ -62,6 +63,7 @@ import { tfConfigHelpers, TF_CONFIG_WORDS } from "./tfConfigHelpers";
 import { isWordCode } from "../../../../common/src/python/lineStructure";
 import { documentedLaunchNodes, DOC_PYTHON_WORDS, documentsAround } from "../slurmLaunch";
 import { closureOf, moduleCalls, MODULE_SCOPE, type ModuleCalls } from "./argparseReach";
+import { defaultDeviceUse, localRankDevice, type DeviceSite } from "./childDevice";
 
 /** Reads a module's source; null when it cannot be read (missing, not a regular file, too large). */
 export type SourceReader = (file: string) => string | null;
@@ -208,6 +210,11 @@ export class ProjectIndex {
   private readonly reexports = new Map<string, ReadonlyMap<string, string>>();
   /** By module file: its calls and argparse facts ({@link callsOf}), made when a {@link reach} search visits it. */
   private readonly calls = new Map<string, ModuleCalls | null>();
+  /** By file: {@link deviceSitesOf} (GPU075), made when a lookup asks. */
+  private readonly deviceSites = new Map<
+    string,
+    { defaultUse: DeviceSite | null; rankDevice: DeviceSite | null } | null
+  >();
   private readonly listings = new Map<string, ReadonlySet<string> | null>();
   /** By module file: whether its text names a startup variable (else no function of it writes one: {@link lookupFor}'s callableWrite). */
   private readonly namesStartup = new Map<string, boolean>();
@@ -354,6 +361,7 @@ export class ProjectIndex {
       callableKeyedDeviceParams: (path) => this.keyedParamsAt(functionFile(path), path, from, options, deps),
       callableOrdinalParams: (path) => this.ordinalParamsAt(functionFile(path), path, from, options, deps),
       projectText: (relative) => this.projectTextOf(file, relative, deps),
+      processDevice: (target) => this.processDeviceOf(file, target, options, deps),
     };
   }
 
@@ -458,6 +466,56 @@ export class ProjectIndex {
       }
     }
     return null;
+  }
+
+  /** {@link ProjectLookup.processDevice} asked from `file`. */
+  private processDeviceOf(
+    file: string,
+    target: { module: string } | { file: string },
+    options: BaseOptions,
+    deps: Set<string>,
+  ): ProcessDevice | null {
+    let at: string | null;
+    if ("module" in target) {
+      const files = this.importedFiles(file, target.module, options, true);
+      at = files[files.length - 1] ?? null;
+      if (at && /[\\/]__init__\.py$/.test(at)) at = null; // `-m pkg` runs pkg/__main__.py
+    } else at = target.file;
+    if (!at) return null;
+    deps.add(at);
+    const sites = this.deviceSitesOf(at, options);
+    if (!sites) return null;
+    const from = dirname(file);
+    const shown = (s: DeviceSite | null) => (s ? { ...s, where: `${this.label(at, from)}:${s.line}` } : null);
+    return {
+      file: at,
+      label: this.label(at, from),
+      defaultUse: shown(sites.defaultUse),
+      rankDevice: shown(sites.rankDevice),
+    };
+  }
+
+  /** {@link defaultDeviceUse} and {@link localRankDevice} of the file `at` (null: unreadable, too large), kept until it changes. */
+  private deviceSitesOf(
+    at: string,
+    options: BaseOptions,
+  ): { defaultUse: DeviceSite | null; rankDevice: DeviceSite | null } | null {
+    const kept = this.deviceSites.get(at);
+    if (kept !== undefined) return kept;
+    const text = this.read(at);
+    let out: { defaultUse: DeviceSite | null; rankDevice: DeviceSite | null } | null = null;
+    if (text !== null && text.length <= MAX_MODULE_BYTES) {
+      const tree = ModuleTrees.parse(pythonInput(text), false);
+      try {
+        const model = buildModel(tree, text, { ...options });
+        const isProject = (path: string) => this.importedFiles(at, path, options).length > 0;
+        out = { defaultUse: defaultDeviceUse(model, isProject), rankDevice: localRankDevice(model) };
+      } finally {
+        tree.delete();
+      }
+    }
+    this.deviceSites.set(at, out);
+    return out;
   }
 
   /** {@link moduleCalls} of the module at `file` (null when it cannot be read or is over MAX_MODULE_BYTES), kept until it changes. */
@@ -621,6 +679,7 @@ export class ProjectIndex {
     this.reexports.delete(file);
     // What a reach search read of it (GPU044's answers are no kept facts: no new version needed).
     this.calls.delete(file);
+    if (this.deviceSites.delete(file)) dropped = true;
     if (this.writersChanged(file)) dropped = true;
     // A module's edit changes a kept scan only where it now holds the words and did not, or the
     // reverse (most edits, a keystroke in the file being linted, leave every scan as it was).
@@ -679,6 +738,7 @@ export class ProjectIndex {
     this.values.clear();
     this.indexWrites.clear();
     this.calls.clear();
+    this.deviceSites.clear();
     this.listings.clear();
     this.roots.clear();
     this.analysed = 0;

@@ -72,6 +72,7 @@ import { rule as GPU069 } from "./GPU069-rank-modulo-beside-local-rank";
 import { rule as GPU070 } from "./GPU070-tf-input-pipeline-holds-gpus";
 import { rule as GPU071 } from "./GPU071-loop-hard-coded-visible-devices";
 import { rule as GPU072 } from "./GPU072-docker-gpus-device-list-split";
+import { rule as GPU075 } from "./GPU075-child-process-loses-current-device";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -146,6 +147,7 @@ export const RULES: readonly Rule[] = [
   GPU070,
   GPU071,
   GPU072,
+  GPU075,
 ];
 
 /** The rule with this code, or undefined. */
