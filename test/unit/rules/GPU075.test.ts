@@ -40,28 +40,27 @@ const PROJECT: Record<string, string> = {
     'import os\n\nimport torch\n\nfrom kernels import Tuner\n\n\ndef main():\n    local_rank = int(os.environ["LOCAL_RANK"])\n    torch.cuda.set_device(local_rank)\n    Tuner().run()\n\n\nif __name__ == "__main__":\n    main()\n',
 };
 
-async function lintTuner(files: Record<string, string>) {
+async function lintTuner(files: Record<string, string>, preview = true) {
   const dir = projectTree(files);
   try {
     clearSlurmLaunchCache();
     const file = join(dir, "kernels", "tuner.py");
     const { options } = resolveLintOptions(file, {});
     const project = new ProjectIndex().lookupFor(file, lookupOptions({}));
-    return await lintCode(files["kernels/tuner.py"], "GPU075", { ...options, preview: true, project });
+    return await lintCode(files["kernels/tuner.py"], "GPU075", { ...options, preview, project });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-test("GPU075 across files: a script the project starts picks the rank's GPU and reaches the module that starts the child", async () => {
-  const [d, ...rest] = await lintTuner(PROJECT);
+test("GPU075 across files: the started script calls the method that starts the child right after it sets the rank's GPU, four processes per node: a default finding", async () => {
+  const [d, ...rest] = await lintTuner(PROJECT, false);
   assert.equal(rest.length, 0);
   assert.equal(d.range.start.line, 6);
-  assert.match(
+  assert.equal(
     d.message,
-    /^`python -m kernels\.worker` runs on GPU 0 .* run\.sh \(line 2\) starts train\.py, which picks its GPU by the local rank \(`torch\.cuda\.set_device\(local_rank\)`, train\.py:10\) and reaches this code \(train\.py:11\)/,
+    "`python -m kernels.worker` runs on GPU 0 whatever this process's GPU: run.sh (line 2) starts train.py with 4 processes per node, which picks its GPU by the local rank (`torch.cuda.set_device(local_rank)`, train.py:10) and then calls into this code (`Tuner().run()`, train.py:11), but a new process does not inherit the current device (it starts on device 0) and gets CUDA_VISIBLE_DEVICES unchanged, so worker.py:5's `torch.randn(device=\"cuda\")` is GPU 0 in every rank's child; start it with env= narrowing CUDA_VISIBLE_DEVICES to this rank's GPU, or give it its device",
   );
-  assert.match(d.message, /worker\.py:5's `torch\.randn\(device="cuda"\)`/);
   assert.deepEqual(
     d.related?.map((r) => r.message),
     [
@@ -70,12 +69,41 @@ test("GPU075 across files: a script the project starts picks the rank's GPU and 
       "the child's CUDA work on the default device",
     ],
   );
+  // A module-level instance, a method reaching the start through `self.` calls.
+  const tuner =
+    'import subprocess\nimport sys\n\n\nclass Tuner:\n    def best(self):\n        return self._launch()\n\n    def _launch(self):\n        return subprocess.Popen([sys.executable, "-m", "kernels.worker"])\n';
+  const train = PROJECT["train.py"]
+    .replace("from kernels import Tuner\n", "from kernels import Tuner\n\nTUNER = Tuner()\n")
+    .replace("Tuner().run()", "TUNER.best()");
+  const lines = async (files: Record<string, string>, preview: boolean) =>
+    (await lintTuner(files, preview)).map((x) => x.range.start.line);
+  assert.deepEqual(await lines({ ...PROJECT, "kernels/tuner.py": tuner, "train.py": train }, false), [9]);
 });
 
-test("GPU075 across files: silent where the child picks its device, the launched script does not, or no script starts one", async () => {
+test("GPU075 across files: preview where the process count is not a number above 1, or the call is under a rank test or elsewhere", async () => {
+  const lines = async (files: Record<string, string>, preview: boolean) =>
+    (await lintTuner(files, preview)).map((x) => x.range.start.line);
+  const one = { ...PROJECT, "run.sh": PROJECT["run.sh"].replace("=4", "=1") };
+  assert.deepEqual(await lines(one, false), []);
+  assert.deepEqual(await lines(one, true), [6]);
+  const auto = { ...PROJECT, "run.sh": PROJECT["run.sh"].replace("=4", "=gpu") };
+  assert.deepEqual(await lines(auto, false), []);
+  const ranked = {
+    ...PROJECT,
+    "train.py": PROJECT["train.py"].replace("    Tuner().run()\n", "    if local_rank == 0:\n        Tuner().run()\n"),
+  };
+  // Only the import reaches the module then: preview.
+  assert.deepEqual(await lines(ranked, false), []);
+  assert.deepEqual(await lines(ranked, true), [6]);
+});
+
+test("GPU075 across files: silent where the child picks its device or never runs its CUDA code, the launched script does not pick one, or no script starts one", async () => {
   const picks =
     'import os\nimport torch\n\nx = torch.randn(8, device="cuda")\ntorch.cuda.set_device(int(os.environ.get("GPU", 0)))\n';
   assert.deepEqual(await lintTuner({ ...PROJECT, "kernels/worker.py": picks }), []);
+  const unused =
+    'import torch\n\n\ndef debug():\n    return torch.randn(8, device="cuda")\n\n\nprint(torch.__version__)\n';
+  assert.deepEqual(await lintTuner({ ...PROJECT, "kernels/worker.py": unused }), []);
   assert.deepEqual(
     await lintTuner({
       ...PROJECT,

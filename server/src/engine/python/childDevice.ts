@@ -9,6 +9,7 @@ import type { ModuleModel } from "./model";
 import { stringValue, type SyntaxNode } from "./parser";
 import { RankFlow } from "./rankFlow";
 import { callArgs, calleePath } from "../rules/shared/py";
+import { closureOf, MAIN_SCOPE, MODULE_SCOPE, moduleCalls, scopeOf } from "./argparseReach";
 
 /** Where a module uses CUDA (1-based line) and how, for messages: `torch.device("cuda")`. */
 export interface DeviceSite {
@@ -69,16 +70,20 @@ function choosesDevice(model: ModuleModel): boolean {
 }
 
 /**
- * The module's first use of the default CUDA device ({@link defaultUseOf}), when it never chooses
+ * The module's first use of the default CUDA device ({@link defaultUseOf}) in what running it runs
+ * (its module level and `__main__` block, and the module functions they call by name), when it never chooses
  * a device itself ({@link choosesDevice}) and imports no module of the project (which could choose
  * one for it: `isProjectModule`); null otherwise. Only torch's forms are read.
  */
 export function defaultDeviceUse(model: ModuleModel, isProjectModule: (path: string) => boolean): DeviceSite | null {
   if (!model.frameworks.has("torch")) return null;
   if ([...model.symbols.values()].some((p) => isProjectModule(p))) return null;
+  // What running the module runs: its module level and `__main__` block, and the module functions they call by name.
+  const calls = moduleCalls(model);
+  const runs = new Set([...closureOf(calls, MODULE_SCOPE), ...closureOf(calls, MAIN_SCOPE)]);
   let first: DeviceSite | null = null;
   for (const call of model.nodesOfType("call")) {
-    if (!call) continue;
+    if (!call || !runs.has(scopeOf(call))) continue;
     const form = defaultUseOf(model, call);
     if (form) {
       first = { line: call.startPosition.row + 1, form };
@@ -88,12 +93,8 @@ export function defaultDeviceUse(model: ModuleModel, isProjectModule: (path: str
   return first && !choosesDevice(model) ? first : null;
 }
 
-/**
- * The module's first `torch.cuda.set_device(x)` (or `torch.accelerator.set_device_index(x)`) whose
- * argument is the local rank (python/rankFlow.ts: `int(os.environ["LOCAL_RANK"])` through names,
- * `args.local_rank`, ...), anywhere in the file; null when none.
- */
-export function localRankDevice(model: ModuleModel): DeviceSite | null {
+/** The module's first `torch.cuda.set_device(x)` (or `torch.accelerator.set_device_index(x)`) whose argument is the local rank (python/rankFlow.ts), anywhere in the file; null when none. */
+function localRankCall(model: ModuleModel): SyntaxNode | null {
   let flow: RankFlow | null = null;
   for (const call of model.nodesOfType("call")) {
     if (!call) continue;
@@ -102,11 +103,102 @@ export function localRankDevice(model: ModuleModel): DeviceSite | null {
     const arg = callArgs(call).positional[0];
     if (!arg) continue;
     flow ??= new RankFlow(model);
-    if (flow.origin(arg).kind === "local")
-      return {
-        line: call.startPosition.row + 1,
-        form: `${path.replace(/^torch\.cuda\./, "torch.cuda.")}(${arg.text})`,
-      };
+    if (flow.origin(arg).kind === "local") return call;
   }
   return null;
+}
+
+/**
+ * The module's first `torch.cuda.set_device(x)` whose argument is the local rank
+ * (`int(os.environ["LOCAL_RANK"])` through names, `args.local_rank`, ...), anywhere in the file,
+ * with how it is written; null when none.
+ */
+export function localRankDevice(model: ModuleModel): DeviceSite | null {
+  const call = localRankCall(model);
+  if (!call) return null;
+  const fn = call.childForFieldName("function")?.text ?? "";
+  const arg = callArgs(call).positional[0]?.text ?? "";
+  return { line: call.startPosition.row + 1, form: `${fn}(${arg})` };
+}
+
+/** Names that mark a test of the process's rank (`if rank == 0:`, `if is_main_process():`, `if accelerator.is_local_main_process:`). */
+const RANK_TEST = /rank|main_process|is_master|process_index|local_main/i;
+
+/** Whether an enclosing `if`/`elif`/`while`/conditional expression of `node` (inside its function) tests the rank: then only some ranks run it. */
+export function underRankTest(node: SyntaxNode): boolean {
+  for (let p = node.parent; p && p.type !== "function_definition"; p = p.parent) {
+    const cond =
+      p.type === "if_statement" || p.type === "elif_clause" || p.type === "while_statement"
+        ? p.childForFieldName("condition")
+        : p.type === "conditional_expression"
+          ? p.namedChildren[1]
+          : null;
+    if (!cond) continue;
+    const names = [cond, ...cond.descendantsOfType(["identifier", "attribute"])];
+    if (names.some((n) => !!n && (n.type === "identifier" || n.type === "attribute") && RANK_TEST.test(n.text)))
+      return true;
+  }
+  return false;
+}
+
+/** A call made after the rank's device is set, in the same function: where, and the dotted path it calls. */
+export interface RankCall {
+  line: number;
+  text: string;
+  /** `pkg.mod.func`, or `pkg.mod.Cls().method` for a method of an instance made from a class. */
+  path: string;
+}
+
+const SCOPES = new Set(["function_definition", "lambda", "class_definition"]);
+const enclosingScope = (n: SyntaxNode): SyntaxNode | null => {
+  for (let p = n.parent; p; p = p.parent) if (SCOPES.has(p.type)) return p;
+  return null;
+};
+
+/**
+ * The class a name holds at `at` when one assignment makes it from a class call: in the function
+ * `scope`, its last `name = Cls(...)` before `at`, else the module-level one (`TUNER = Autotuner(...)`);
+ * the class's dotted path, or null.
+ */
+function instanceClass(model: ModuleModel, name: string, at: SyntaxNode, scope: SyntaxNode | null): string | null {
+  let value: SyntaxNode | null = null;
+  if (scope) {
+    for (const a of scope.descendantsOfType("assignment")) {
+      if (!a || a.startIndex >= at.startIndex || enclosingScope(a)?.id !== scope.id) continue;
+      if (a.childForFieldName("left")?.text === name) value = a.childForFieldName("right");
+    }
+  }
+  value ??= model.valueOf(name, at.startIndex);
+  if (value?.type !== "call") return null;
+  const path = model.resolve(value.childForFieldName("function"));
+  return path && !path.includes("()") ? path : null;
+}
+
+/**
+ * The local-rank device of the module ({@link localRankCall}) and the calls that run after it in
+ * the same function (or at module level), outside a rank test ({@link underRankTest}) and outside
+ * nested functions, each with the dotted path it calls: resolved as the module imports it, or for
+ * `obj.method(...)` on a name made from a class call (`TUNER = Autotuner(...)`), `Cls().method`.
+ * Null when the module sets no device by the local rank.
+ */
+export function callsAfterRankDevice(model: ModuleModel): { device: DeviceSite; calls: RankCall[] } | null {
+  const set = localRankCall(model);
+  const device = localRankDevice(model);
+  if (!set || !device) return null;
+  const scope = enclosingScope(set);
+  const calls: RankCall[] = [];
+  for (const c of model.nodesOfType("call")) {
+    if (!c || c.startIndex < set.endIndex || enclosingScope(c)?.id !== scope?.id) continue;
+    if (scope && c.startIndex >= scope.endIndex) continue;
+    if (underRankTest(c)) continue;
+    const fn = c.childForFieldName("function");
+    let path = model.resolve(fn);
+    if (!path && fn?.type === "attribute") {
+      const obj = fn.childForFieldName("object");
+      const cls = obj?.type === "identifier" ? instanceClass(model, obj.text, c, scope) : null;
+      if (cls) path = `${cls}().${fn.childForFieldName("attribute")?.text ?? ""}`;
+    }
+    if (path) calls.push({ line: c.startPosition.row + 1, text: c.text.split("\n")[0], path });
+  }
+  return { device, calls };
 }

@@ -266,6 +266,19 @@ export interface ProjectLookup {
    * {@link callableReturns}.
    */
   processDevice?(target: { module: string } | { file: string }): ProcessDevice | null;
+  /**
+   * A call of the project file `launched` (absolute path) that runs after it sets its device by the
+   * local rank, in the same function and outside a rank test (python/childDevice.ts
+   * `callsAfterRankDevice`), and that calls into this file: one of its module-level `functions`, or
+   * one of the `methods` of its class `cls` on an instance made from it (`TUNER = Autotuner(...)`
+   * then `TUNER.best_config(...)`). With where (`train.py:17`, relative to the project root); null
+   * when none. The launched file (and the modules its import goes through) become dependencies.
+   * Optional, as {@link callableReturns}.
+   */
+  rankCaller?(
+    launched: string,
+    callee: { functions: readonly string[] } | { cls: string; methods: readonly string[] },
+  ): { line: number; text: string; where: string } | null;
   /** Changes whenever anything the lookup could answer changes (kept facts are dropped then). */
   readonly version: string;
 }

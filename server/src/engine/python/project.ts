@@ -63,7 +63,7 @@ import { tfConfigHelpers, TF_CONFIG_WORDS } from "./tfConfigHelpers";
 import { isWordCode } from "../../../../common/src/python/lineStructure";
 import { documentedLaunchNodes, DOC_PYTHON_WORDS, documentsAround } from "../slurmLaunch";
 import { closureOf, moduleCalls, MODULE_SCOPE, type ModuleCalls } from "./argparseReach";
-import { defaultDeviceUse, localRankDevice, type DeviceSite } from "./childDevice";
+import { callsAfterRankDevice, defaultDeviceUse, type DeviceSite, type RankCall } from "./childDevice";
 
 /** Reads a module's source; null when it cannot be read (missing, not a regular file, too large). */
 export type SourceReader = (file: string) => string | null;
@@ -147,6 +147,13 @@ interface ModuleValues {
   ordinals: Map<string, OrdinalParam[]>;
 }
 
+/** What one file does with its CUDA device (python/childDevice.ts; GPU075's ProjectLookup.processDevice and rankCaller). */
+interface DeviceSites {
+  defaultUse: DeviceSite | null;
+  rankDevice: DeviceSite | null;
+  rankCalls: readonly RankCall[];
+}
+
 /** A {@link ProjectInit} before its places are put relative to an importer. */
 type Found = Omit<ProjectInit, "where">;
 
@@ -211,10 +218,7 @@ export class ProjectIndex {
   /** By module file: its calls and argparse facts ({@link callsOf}), made when a {@link reach} search visits it. */
   private readonly calls = new Map<string, ModuleCalls | null>();
   /** By file: {@link deviceSitesOf} (GPU075), made when a lookup asks. */
-  private readonly deviceSites = new Map<
-    string,
-    { defaultUse: DeviceSite | null; rankDevice: DeviceSite | null } | null
-  >();
+  private readonly deviceSites = new Map<string, DeviceSites | null>();
   private readonly listings = new Map<string, ReadonlySet<string> | null>();
   /** By module file: whether its text names a startup variable (else no function of it writes one: {@link lookupFor}'s callableWrite). */
   private readonly namesStartup = new Map<string, boolean>();
@@ -362,6 +366,7 @@ export class ProjectIndex {
       callableOrdinalParams: (path) => this.ordinalParamsAt(functionFile(path), path, from, options, deps),
       projectText: (relative) => this.projectTextOf(file, relative, deps),
       processDevice: (target) => this.processDeviceOf(file, target, options, deps),
+      rankCaller: (launched, callee) => this.rankCallerOf(file, launched, callee, options, deps),
     };
   }
 
@@ -495,21 +500,48 @@ export class ProjectIndex {
     };
   }
 
-  /** {@link defaultDeviceUse} and {@link localRankDevice} of the file `at` (null: unreadable, too large), kept until it changes. */
-  private deviceSitesOf(
-    at: string,
+  /** {@link ProjectLookup.rankCaller} asked from `file`. */
+  private rankCallerOf(
+    file: string,
+    launched: string,
+    callee: { functions: readonly string[] } | { cls: string; methods: readonly string[] },
     options: BaseOptions,
-  ): { defaultUse: DeviceSite | null; rankDevice: DeviceSite | null } | null {
+    deps: Set<string>,
+  ): { line: number; text: string; where: string } | null {
+    deps.add(launched);
+    for (const c of this.deviceSitesOf(launched, options)?.rankCalls ?? []) {
+      const at = c.path.lastIndexOf(".");
+      const name = c.path.slice(at + 1);
+      let owner = c.path.slice(0, at);
+      if ("cls" in callee) {
+        if (!owner.endsWith("()") || !callee.methods.includes(name)) continue;
+        owner = owner.slice(0, -2);
+        if (owner.slice(owner.lastIndexOf(".") + 1) !== callee.cls) continue;
+        if (this.functionFileOf(launched, owner, options, deps) !== file) continue;
+      } else if (!callee.functions.includes(name) || this.functionFileOf(launched, c.path, options, deps) !== file)
+        continue;
+      return { line: c.line, text: c.text, where: `${this.label(launched, this.rootOf(file))}:${c.line}` };
+    }
+    return null;
+  }
+
+  /** What {@link deviceSitesOf} finds in the file `at` (null: unreadable, too large), kept until it changes. */
+  private deviceSitesOf(at: string, options: BaseOptions): DeviceSites | null {
     const kept = this.deviceSites.get(at);
     if (kept !== undefined) return kept;
     const text = this.read(at);
-    let out: { defaultUse: DeviceSite | null; rankDevice: DeviceSite | null } | null = null;
+    let out: DeviceSites | null = null;
     if (text !== null && text.length <= MAX_MODULE_BYTES) {
       const tree = ModuleTrees.parse(pythonInput(text), false);
       try {
         const model = buildModel(tree, text, { ...options });
         const isProject = (path: string) => this.importedFiles(at, path, options).length > 0;
-        out = { defaultUse: defaultDeviceUse(model, isProject), rankDevice: localRankDevice(model) };
+        const rank = callsAfterRankDevice(model);
+        out = {
+          defaultUse: defaultDeviceUse(model, isProject),
+          rankDevice: rank?.device ?? null,
+          rankCalls: rank?.calls ?? [],
+        };
       } finally {
         tree.delete();
       }

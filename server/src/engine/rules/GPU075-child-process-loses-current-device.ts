@@ -1,10 +1,10 @@
 import type { PythonRule, RuleContext } from "../rule";
-import type { ProcessDevice, ProjectReach } from "../python/model";
+import type { ProcessDevice } from "../python/model";
 import type { SeveralNodeLaunch } from "../slurmLaunch";
 import type { RelatedInfo } from "../types";
 import { nodeRange } from "../python/events";
 import { stringValue, type SyntaxNode } from "../python/parser";
-import { localRankDevice } from "../python/childDevice";
+import { localRankDevice, underRankTest } from "../python/childDevice";
 import { CLASS_SCOPE, closureOf, MAIN_SCOPE, MODULE_SCOPE, moduleCalls, scopeOf } from "../python/argparseReach";
 import { callArgs, calleePath } from "./shared/py";
 import { SUBPROCESS_STARTS } from "./shared/childProcess";
@@ -45,31 +45,21 @@ function startedModule(ctx: RuleContext, call: SyntaxNode): { module: string; no
   return null;
 }
 
-/** Names that mark a test of the process's rank (`if rank == 0:`, `if is_main_process():`, `if accelerator.is_local_main_process:`). */
-const RANK_TEST = /rank|main_process|is_master|process_index|local_main/i;
-
-/** Whether an enclosing `if`/`elif`/`while`/conditional of `node` (inside its function) tests the rank: then only some ranks start the child. */
-function underRankTest(node: SyntaxNode): boolean {
-  for (let p = node.parent; p && p.type !== "function_definition"; p = p.parent) {
-    const cond =
-      p.type === "if_statement" ||
-      p.type === "elif_clause" ||
-      p.type === "while_statement" ||
-      p.type === "conditional_expression"
-        ? (p.childForFieldName("condition") ?? (p.type === "conditional_expression" ? p.namedChildren[1] : null))
-        : null;
-    if (!cond) continue;
-    const names = [cond, ...cond.descendantsOfType(["identifier", "attribute"])];
-    if (names.some((n) => !!n && (n.type === "identifier" || n.type === "attribute") && RANK_TEST.test(n.text)))
-      return true;
-  }
-  return false;
-}
-
-/** Why the code that starts the child runs once per GPU with its own current device. */
+/**
+ * Why the code that starts the child runs once per GPU with its own current device: this file sets
+ * it (`self`), or a file the project's scripts start sets it and reaches this code, through a call
+ * made right after in the same function (`direct`: the call and the launch's workers per node) or
+ * through its imports and calls (`reach`).
+ */
 type Parent =
   | { kind: "self"; line: number; form: string }
-  | { kind: "launched"; launch: SeveralNodeLaunch; reach: ProjectReach; device: ProcessDevice };
+  | {
+      kind: "launched";
+      launch: SeveralNodeLaunch;
+      device: ProcessDevice;
+      launched: string;
+      via: { where: string; text: string; direct: boolean };
+    };
 
 /**
  * The scopes of this module whose run runs `scope` (as targets of ProjectLookup.launchReach): for a
@@ -84,27 +74,101 @@ function targetsFor(ctx: RuleContext, scope: string): Map<string, "parses"> {
   return out;
 }
 
-/** A file that the project's scripts start (ctx.startedFiles), that reaches `scope` of this module and sets its device by the local rank. */
-function launchedParent(ctx: RuleContext, scope: string): Parent | null {
-  const project = ctx.project;
-  if (!project?.launchReach || !project.processDevice || scope === MAIN_SCOPE) return null;
-  const targets = targetsFor(ctx, scope);
-  if (!targets.size) return null;
-  for (const launch of ctx.startedFiles ?? []) {
-    const device = project.processDevice({ file: launch.file });
-    if (!device?.rankDevice) continue;
-    const reach = project.launchReach(launch.file, targets);
-    if (reach) return { kind: "launched", launch, reach, device };
+/** The function definition directly holding `node` (not a lambda's or a nested class's), or null. */
+function ownFunction(node: SyntaxNode): SyntaxNode | null {
+  for (let p = node.parent; p; p = p.parent) {
+    if (p.type === "function_definition") return p;
+    if (p.type === "lambda" || p.type === "class_definition") return null;
   }
   return null;
 }
+
+/**
+ * For a call in a method of a module-level class: the class's name and the methods whose
+ * `self.name(...)` calls, outside rank tests, lead to that method (itself included); null otherwise.
+ */
+function methodsReaching(ctx: RuleContext, call: SyntaxNode): { cls: string; methods: string[] } | null {
+  const fn = ownFunction(call);
+  const body = fn?.parent?.type === "decorated_definition" ? fn.parent.parent : fn?.parent;
+  const cls = body?.type === "block" ? body.parent : null;
+  const name = cls?.type === "class_definition" ? cls.childForFieldName("name")?.text : null;
+  if (!fn || !cls || !name || ctx.model.classes.get(name)?.id !== cls.id) return null;
+  const defs = cls
+    .descendantsOfType("function_definition")
+    .filter((d): d is SyntaxNode => !!d && ownFunction(d) === null);
+  const callers = new Map<string, Set<string>>();
+  for (const d of defs) {
+    const own = d.childForFieldName("name")?.text ?? "";
+    const self = d.childForFieldName("parameters")?.namedChildren[0]?.text;
+    for (const c of d.descendantsOfType("call")) {
+      const f = c?.childForFieldName("function");
+      if (!c || f?.type !== "attribute" || f.childForFieldName("object")?.text !== self || underRankTest(c)) continue;
+      const target = f.childForFieldName("attribute")?.text ?? "";
+      if (!callers.has(target)) callers.set(target, new Set());
+      callers.get(target)!.add(own);
+    }
+  }
+  const start = fn.childForFieldName("name")?.text ?? "";
+  const out = new Set([start]);
+  const todo = [start];
+  while (todo.length) {
+    for (const c of callers.get(todo.pop()!) ?? []) {
+      if (out.has(c)) continue;
+      out.add(c);
+      todo.push(c);
+    }
+  }
+  return { cls: name, methods: [...out] };
+}
+
+/**
+ * A file that the project's scripts start (ctx.startedFiles) and that sets its device by the local
+ * rank, with how it runs the code around `call`: a call of its own function or method right after
+ * the device is set (ProjectLookup.rankCaller), else its imports and calls (launchReach).
+ */
+function launchedParent(ctx: RuleContext, call: SyntaxNode, scope: string): Parent | null {
+  const project = ctx.project;
+  if (!project?.launchReach || !project.processDevice || scope === MAIN_SCOPE) return null;
+  const fn = ownFunction(call);
+  const callee =
+    scope === CLASS_SCOPE
+      ? methodsReaching(ctx, call)
+      : scope !== MODULE_SCOPE && fn
+        ? { functions: [fn.childForFieldName("name")?.text ?? ""] }
+        : null;
+  const targets = targetsFor(ctx, scope);
+  for (const launch of ctx.startedFiles ?? []) {
+    const device = project.processDevice({ file: launch.file });
+    if (!device?.rankDevice) continue;
+    const launched = device.label;
+    const direct = callee && project.rankCaller ? project.rankCaller(launch.file, callee) : null;
+    if (direct) return { kind: "launched", launch, device, launched, via: { ...direct, direct: true } };
+    const reach = targets.size ? project.launchReach(launch.file, targets) : null;
+    if (reach)
+      return {
+        kind: "launched",
+        launch,
+        device,
+        launched: reach.launched,
+        via: { where: reach.where, text: "", direct: false },
+      };
+  }
+  return null;
+}
+
+/** Whether the finding is certain: the launched file calls this code right after it sets the rank's device, and its launch runs several workers per node. */
+const certain = (p: Parent): boolean => p.kind === "launched" && p.via.direct && (p.launch.workersPerNode ?? 0) > 1;
 
 const base = (path: string) => path.replace(/^.*[\\/]/, "");
 
 function parentText(ctx: RuleContext, p: Parent): string {
   if (p.kind === "self") return `this file picks its GPU by the local rank (\`${p.form}\`, ${ctx.where(p.line - 1)})`;
   const rd = p.device.rankDevice!;
-  return `${base(p.launch.script)} (line ${p.launch.line + 1}) starts ${p.reach.launched}, which picks its GPU by the local rank (\`${rd.form}\`, ${rd.where}) and reaches this code (${p.reach.where})`;
+  const workers = p.launch.workersPerNode ? ` with ${p.launch.workersPerNode} processes per node` : "";
+  const via = p.via.direct
+    ? `then calls into this code (\`${p.via.text}\`, ${p.via.where})`
+    : `reaches this code (${p.via.where})`;
+  return `${base(p.launch.script)} (line ${p.launch.line + 1}) starts ${p.launched}${workers}, which picks its GPU by the local rank (\`${rd.form}\`, ${rd.where}) and ${via}`;
 }
 
 function parentRelated(p: Parent): RelatedInfo[] {
@@ -112,7 +176,7 @@ function parentRelated(p: Parent): RelatedInfo[] {
   const at = { line: p.launch.line, character: 0 };
   const rd = { line: p.device.rankDevice!.line - 1, character: 0 };
   return [
-    { range: { start: at, end: at }, message: `${p.reach.launched} is started here`, file: p.launch.script },
+    { range: { start: at, end: at }, message: `${p.launched} is started here`, file: p.launch.script },
     { range: { start: rd, end: rd }, message: "the rank's GPU becomes the current device here", file: p.device.file },
   ];
 }
@@ -124,20 +188,19 @@ export const rule: PythonRule = {
     name: "child-process-loses-current-device",
     severity: "warning",
     fixable: false,
-    preview: true,
     // A callee resolves to `subprocess.*` only through an import that names `subprocess`, and the
     // command's `"-m"` literal holds `-m`.
     trigger: (t) => t.has("-m") && t.hasWord("subprocess"),
     docs: {
-      what: 'Reports `subprocess.Popen/run/call/check_call/check_output([sys.executable, "-m", "pkg.module", ...])` without `env=` in code that runs once per GPU with the rank\'s GPU as its current device, when the started module is a file of the project whose CUDA work is on the default device (`torch.device("cuda")`, `device="cuda"`, `.cuda()`, `.to("cuda")`) and that chooses no device itself. The code runs once per GPU when the file itself calls `torch.cuda.set_device(local_rank)`, or when a file that the project\'s shell or job scripts start calls it and reaches this code through its imports and calls.',
+      what: 'Reports `subprocess.Popen/run/call/check_call/check_output([sys.executable, "-m", "pkg.module", ...])` without `env=` in code that runs once per GPU with the rank\'s GPU as its current device, when the started module is a file of the project whose CUDA work is on the default device (`torch.device("cuda")`, `device="cuda"`, `.cuda()`, `.to("cuda")`) and that chooses no device itself. In the default set where a Python file that the project\'s shell or job scripts start with torchrun and a literal `--nproc_per_node` above 1 calls `torch.cuda.set_device(local_rank)` and then, in the same function and outside a rank test, calls the function (or, on an instance made from its class, the method) that starts the child. Preview where the evidence is weaker: the file itself calls `torch.cuda.set_device(local_rank)`, the launch\'s process count is not written as a number, or the started file reaches this code only through its imports and further calls.',
       follows:
-        "The subprocess calls of the file (functions and methods included) whose command is a list or tuple literal: `sys.executable` or a literal `python`/`python3`, interpreter flags, `-m` and a literal module name, looked up as an import from this file (its own `.py` file; a package's `__main__` is not followed). The started module's syntax tree: its uses of the default CUDA device, and what would choose a device (`torch.cuda.set_device`, `torch.cuda.device(...)`, a write of CUDA_VISIBLE_DEVICES, a `cuda:` string, a device given to torch that is not a literal, a read of LOCAL_RANK/RANK/SLURM_LOCALID, an import of another project module). The parent: `torch.cuda.set_device(x)` with `x` the local rank (python/rankFlow.ts) in this file, or in a Python file that the project's shell and job scripts start (as GPU039 lists them) and whose imports and calls reach the function (or, for a method or module-level code, the module) that starts the child (python/project.ts `reach`). Not followed: commands built at run time or held in a variable, scripts started by path (`python worker.py`: its folder is the working directory's), `multiprocessing` and `torch.multiprocessing` children, `env=` of any kind (then the rule is silent), rank tests in the callers, and other frameworks' default devices (CuPy, JAX).",
+        "The subprocess calls of the file (functions and methods included) whose command is a list or tuple literal: `sys.executable` or a literal `python`/`python3`, interpreter flags, `-m` and a literal module name, looked up as an import from this file (its own `.py` file; a package's `__main__` is not followed), with the child's own arguments all literal strings that name no device, GPU or rank; a rank test around the call (`if rank == 0:`, `is_main_process`: a name holding rank, main_process, is_master, process_index) silences it. The started module's syntax tree: its uses of the default CUDA device in what running it runs (module level, `__main__` block, and the module functions they call by name), and what would choose a device (`torch.cuda.set_device`, `torch.cuda.device(...)`, a write of CUDA_VISIBLE_DEVICES, a `cuda:` string, `torch.device(x)` with anything but a literal, `.cuda(i)`, a read of LOCAL_RANK/RANK/SLURM_LOCALID/OMPI_COMM_WORLD_LOCAL_RANK or of a variable whose name holds DEVICE or GPU, an import of another project module). The parent: the Python files the project's shell and job scripts start (as GPU039 lists them), each with the largest literal `--nproc_per_node` of its torchrun launches (a `$VAR` assigned once to a number counts), read through their syntax tree for `torch.cuda.set_device(x)` with `x` the local rank (python/rankFlow.ts) and the calls after it in the same function outside rank tests: a module-level function of this file by name, or a method on a name assigned from a call of this file's class (`TUNER = Autotuner(...)`, module level or in that function) whose `self.` calls outside rank tests lead to the method that starts the child. Otherwise (preview) the started file's imports and calls that reach this code (python/project.ts `reach`), or `torch.cuda.set_device(local_rank)` in this file. Not followed: commands built at run time or held in a variable, scripts started by path (`python worker.py`: its folder is the working directory's), `multiprocessing` and `torch.multiprocessing` children, `env=` of any kind (then the rule is silent), branches other than rank tests, and other frameworks' default devices (CuPy, JAX).",
       why: "The current CUDA device is state of the process (of its host thread), not of its environment: a new process starts on device 0 (CUDA C++ Programming Guide, Device Selection) whatever device its parent had selected with `torch.cuda.set_device`, and a child started without `env=` gets the parent's CUDA_VISIBLE_DEVICES unchanged. Under torchrun with several processes per node, each rank works on `cuda:LOCAL_RANK`, but the child of every rank creates its CUDA context and tensors on GPU 0: one GPU holds every rank's children (out of memory, or work timed on a GPU busy with other ranks) while the others get none.",
       example:
         '# train.py, started by `torchrun --nproc_per_node=8 train.py`\nimport os\nimport subprocess\nimport sys\n\nimport torch\n\n\ndef main():\n    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))\n    # bench/worker.py (a module of this project) uses torch.device("cuda")\n    subprocess.run([sys.executable, "-m", "bench.worker"], check=True)  # GPU075\n',
       fix: '# train.py, started by `torchrun --nproc_per_node=8 train.py`\nimport os\nimport subprocess\nimport sys\n\nimport torch\n\n\ndef main():\n    local_rank = int(os.environ["LOCAL_RANK"])\n    torch.cuda.set_device(local_rank)\n    env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(local_rank))\n    subprocess.run([sys.executable, "-m", "bench.worker"], check=True, env=env)\n',
       whenNotToCare:
-        "When only one process per node runs (torchrun with one process, local rank 0), or when the child is meant to run on GPU 0 for every rank. With a CUDA_VISIBLE_DEVICES set by the launcher for each process (Slurm's per-task GPU binding), the parent's `set_device(local_rank)` would fail first. Preview: whether every rank reaches the call is not followed into the callers (a rank test there, `if rank == 0:`, makes the child run on the right GPU), nor is the number of processes per node.",
+        "When the child is meant to run on GPU 0 for every rank. With a CUDA_VISIBLE_DEVICES set by the launcher for each process (Slurm's per-task GPU binding), the parent's `set_device(local_rank)` would fail first. The preview findings may be right without being certain: a rank test in a caller (`if rank == 0:` around the call that leads here) makes the child run where its rank's GPU is, and a launch of one process per node leaves only GPU 0 in use.",
       references: [CUDA_GUIDE, TORCH_DOC, SUBPROCESS_DOC],
     },
   },
@@ -161,11 +224,13 @@ export const rule: PythonRule = {
         self = own ? { kind: "self", ...own } : null;
       }
       const scope = scopeOf(call);
-      if (!self && !byScope.has(scope)) byScope.set(scope, launchedParent(ctx, scope));
-      const parent = self ?? byScope.get(scope);
+      const key = `${scope}\u0000${ownFunction(call)?.id ?? -1}`;
+      if (!byScope.has(key)) byScope.set(key, launchedParent(ctx, call, scope));
+      const parent = byScope.get(key) ?? self;
       if (!parent) continue;
       const use = child.defaultUse;
       ctx.report({
+        ...(certain(parent) ? {} : { preview: true }),
         range: nodeRange(call.childForFieldName("function") ?? call),
         message: `\`python -m ${started.module}\` runs on GPU 0 whatever this process's GPU: ${parentText(ctx, parent)}, but a new process does not inherit the current device (it starts on device 0) and gets CUDA_VISIBLE_DEVICES unchanged, so ${use.where}'s \`${use.form}\` is GPU 0 in every rank's child; start it with env= narrowing CUDA_VISIBLE_DEVICES to this rank's GPU, or give it its device`,
         related: [
