@@ -92,6 +92,14 @@ test("GPU075 across files: preview where the process count is not a number above
     ...PROJECT,
     "train.py": PROJECT["train.py"].replace("    Tuner().run()\n", "    if local_rank == 0:\n        Tuner().run()\n"),
   };
+  const returns = {
+    ...PROJECT,
+    "train.py": PROJECT["train.py"].replace(
+      "    Tuner().run()\n",
+      "    if local_rank != 0:\n        return\n    Tuner().run()\n",
+    ),
+  };
+  assert.deepEqual(await lines(returns, false), []);
   // Only the import reaches the module then: preview.
   assert.deepEqual(await lines(ranked, false), []);
   assert.deepEqual(await lines(ranked, true), [6]);

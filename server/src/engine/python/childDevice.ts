@@ -124,6 +124,13 @@ export function localRankDevice(model: ModuleModel): DeviceSite | null {
 /** Names that mark a test of the process's rank (`if rank == 0:`, `if is_main_process():`, `if accelerator.is_local_main_process:`). */
 const RANK_TEST = /rank|main_process|is_master|process_index|local_main/i;
 
+/** Whether a condition names the rank (a name holding rank, main_process, is_master, process_index, local_main). */
+function testsRank(cond: SyntaxNode | null | undefined): boolean {
+  if (!cond) return false;
+  const names = [cond, ...cond.descendantsOfType(["identifier", "attribute"])];
+  return names.some((n) => !!n && (n.type === "identifier" || n.type === "attribute") && RANK_TEST.test(n.text));
+}
+
 /** Whether an enclosing `if`/`elif`/`while`/conditional expression of `node` (inside its function) tests the rank: then only some ranks run it. */
 export function underRankTest(node: SyntaxNode): boolean {
   for (let p = node.parent; p && p.type !== "function_definition"; p = p.parent) {
@@ -133,12 +140,34 @@ export function underRankTest(node: SyntaxNode): boolean {
         : p.type === "conditional_expression"
           ? p.namedChildren[1]
           : null;
-    if (!cond) continue;
-    const names = [cond, ...cond.descendantsOfType(["identifier", "attribute"])];
-    if (names.some((n) => !!n && (n.type === "identifier" || n.type === "attribute") && RANK_TEST.test(n.text)))
-      return true;
+    if (testsRank(cond)) return true;
   }
   return false;
+}
+
+const EXITS = ["return_statement", "raise_statement", "continue_statement", "break_statement"];
+const EXIT_CALLS = new Set(["sys.exit", "exit", "quit", "os._exit"]);
+
+/**
+ * Whether only some ranks reach `node`: a rank test around it in its function ({@link underRankTest}),
+ * or an `if` on the rank before it in the same function (not around it) whose body leaves
+ * (`return`, `raise`, `continue`, `break`, `sys.exit(...)`): `if rank != 0: return`.
+ */
+export function rankGated(model: ModuleModel, node: SyntaxNode): boolean {
+  if (underRankTest(node)) return true;
+  let fn: SyntaxNode | null = null;
+  for (let p = node.parent; p && !fn; p = p.parent) if (p.type === "function_definition") fn = p;
+  // At module level: every chunk's `if` statements (a chunk's root holds only its own statements).
+  const ifs = fn ? fn.descendantsOfType("if_statement") : model.nodesOfType("if_statement");
+  return ifs.some((i) => {
+    if (!i || i.endIndex > node.startIndex || !testsRank(i.childForFieldName("condition"))) return false;
+    const body = i.childForFieldName("consequence");
+    if (!body) return false;
+    if (body.descendantsOfType(EXITS).length) return true;
+    return body
+      .descendantsOfType("call")
+      .some((c) => !!c && EXIT_CALLS.has(model.resolve(c.childForFieldName("function")) ?? ""));
+  });
 }
 
 /** A call made after the rank's device is set, in the same function: where, and the dotted path it calls. */
@@ -190,7 +219,7 @@ export function callsAfterRankDevice(model: ModuleModel): { device: DeviceSite; 
   for (const c of model.nodesOfType("call")) {
     if (!c || c.startIndex < set.endIndex || enclosingScope(c)?.id !== scope?.id) continue;
     if (scope && c.startIndex >= scope.endIndex) continue;
-    if (underRankTest(c)) continue;
+    if (rankGated(model, c)) continue;
     const fn = c.childForFieldName("function");
     let path = model.resolve(fn);
     if (!path && fn?.type === "attribute") {
