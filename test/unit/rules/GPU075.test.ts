@@ -78,6 +78,9 @@ test("GPU075 across files: the started script calls the method that starts the c
   const lines = async (files: Record<string, string>, preview: boolean) =>
     (await lintTuner(files, preview)).map((x) => x.range.start.line);
   assert.deepEqual(await lines({ ...PROJECT, "kernels/tuner.py": tuner, "train.py": train }, false), [9]);
+  // A parameter of the same name is not the module-level instance.
+  const shadowed = train.replace("def main():", "def main(TUNER=None):");
+  assert.deepEqual(await lines({ ...PROJECT, "kernels/tuner.py": tuner, "train.py": shadowed }, false), []);
 });
 
 test("GPU075 across files: preview where the process count is not a number above 1, or the call is under a rank test or elsewhere", async () => {

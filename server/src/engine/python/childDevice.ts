@@ -197,7 +197,10 @@ function instanceClass(model: ModuleModel, name: string, at: SyntaxNode, scope: 
       if (a.childForFieldName("left")?.text === name) value = a.childForFieldName("right");
     }
   }
-  value ??= model.valueOf(name, at.startIndex);
+  // A parameter of the function shadows the module-level name.
+  const params = scope?.type === "function_definition" ? scope.childForFieldName("parameters") : null;
+  const shadowed = !!params?.descendantsOfType("identifier").some((n) => n?.text === name);
+  if (!value && !shadowed) value = model.valueOf(name, at.startIndex);
   if (value?.type !== "call") return null;
   const path = model.resolve(value.childForFieldName("function"));
   return path && !path.includes("()") ? path : null;
