@@ -911,6 +911,12 @@ export interface SeveralNodeLaunch extends LaunchNodes {
    * same GPUs ({@link tasksShareGpus}; GPU074). Absent: none does.
    */
   shared?: SlurmLaunch;
+  /**
+   * The most worker processes per node that a torchrun launch of the file asks for with a literal
+   * `--nproc_per_node`/`--nproc-per-node` (also through a once-assigned variable), when more than
+   * one ({@link startedFilesIn} only; GPU075). Absent: none says more than one.
+   */
+  workersPerNode?: number;
 }
 
 /**
@@ -963,10 +969,33 @@ export function startedFilesIn(around: JobScriptsAround): readonly SeveralNodeLa
     const launches = commands.map((m) => ({ m, n: nodesOf(m) }));
     const { m, n } = launches.find((l) => l.n.nodes !== "one") ?? launches[0];
     const shared = commands.map(slurmLaunchOf).find((l) => !!l && tasksShareGpus(l));
-    all.push({ file: target, script: m.script, line: m.line, ...n, documented: false, ...(shared ? { shared } : {}) });
+    const workers = Math.max(0, ...commands.map((c) => workersOf(c) ?? 0));
+    all.push({
+      file: target,
+      script: m.script,
+      line: m.line,
+      ...n,
+      documented: false,
+      ...(shared ? { shared } : {}),
+      ...(workers > 1 ? { workersPerNode: workers } : {}),
+    });
   }
   startedByAround.set(around, all);
   return all;
+}
+/**
+ * The worker processes per node a torchrun launch asks for: its literal `--nproc_per_node` (or
+ * `--nproc-per-node`, torchrun's documentation), also a `$VAR` the script assigns once to a
+ * literal; null for another launcher, options not known, or a value that is not a number (`gpu`, `auto`).
+ */
+function workersOf(m: MatchedCommand): number | null {
+  const { launch: l, facts } = m;
+  if (l.program !== "torchrun" || l.unknownOptions) return null;
+  const script = l.words.findIndex((w) => /\.py$/.test(w.value));
+  const own = script < 0 ? l.words : l.words.slice(0, script);
+  const n = optionValue(own, ["--nproc_per_node", "--nproc-per-node"]);
+  const lit = n ? resolveLiteral(n.value, facts.literals) : null;
+  return lit !== null && /^[0-9]{1,4}$/.test(lit.trim()) ? Number(lit.trim()) : null;
 }
 /** {@link startedFilesIn}'s answers by the scripts they were read from. */
 const startedByAround = new WeakMap<JobScriptsAround, SeveralNodeLaunch[] | null>();

@@ -18,6 +18,7 @@ import type { LintDiagnostic } from "../../../server/src/engine/types";
 import { lintManifest } from "../../../server/src/engine/manifests/lintManifest";
 import type { ManifestKind } from "../../../server/src/engine/manifests/files";
 import { DISTRIBUTED_LAUNCH, SRUN_ONE_GPU_PER_TASK } from "../support/slurmLaunches";
+import { CHILD_PROJECT } from "../support/childProject";
 
 /** Rules that read how a job script starts the file (LintOptions.slurm). */
 const SLURM_STARTED = new Set(["GPU036", "GPU037", "GPU063"]);
@@ -263,6 +264,9 @@ async function lintExample(text: string, code: string): Promise<string[]> {
   // GPU044's example is started by `python -m torch.distributed.launch` (its first comment).
   if (code === "GPU044")
     return (await lint(text, { machine, preview: true, slurm: [DISTRIBUTED_LAUNCH] })).map((d) => d.code);
+  // GPU075's example starts `bench.worker`, a project module on the default device (support/childProject.ts).
+  if (code === "GPU075")
+    return (await lint(text, { machine, preview: true, project: CHILD_PROJECT })).map((d) => d.code);
   // GPU050's example is a saved notebook: cells start at `# cell N, In [k]` comments, k its execution count.
   if (code === "GPU050") {
     await initEngine();

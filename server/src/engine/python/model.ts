@@ -264,6 +264,30 @@ export interface ProjectLookup {
    * as {@link callableReturns}.
    */
   launchedCalls?(launched: string): { calls: ReadonlyArray<LaunchedCall>; writesVisible: boolean } | null;
+  /**
+   * What the project file `target` does with its CUDA device (python/childDevice.ts; GPU075):
+   * `module`, a dotted module as `python -m` starts it from this file's project (looked up as an
+   * import from this file; its own `.py` file, not a package), or `file`, an absolute path. Its
+   * first use of the default CUDA device where it chooses none itself and imports no project module
+   * (`defaultUse`), and its first `torch.cuda.set_device` of the local rank (`rankDevice`), each
+   * with where (`kernels/tune_worker.py:9`, relative to this file's folder or the project root);
+   * null when it is no readable project file. The file becomes a dependency. Optional, as
+   * {@link callableReturns}.
+   */
+  processDevice?(target: { module: string } | { file: string }): ProcessDevice | null;
+  /**
+   * A call of the project file `launched` (absolute path) that runs after it sets its device by the
+   * local rank, in the same function and outside a rank test (python/childDevice.ts
+   * `callsAfterRankDevice`), and that calls into this file: one of its module-level `functions`, or
+   * one of the `methods` of its class `cls` on an instance made from it (`TUNER = Autotuner(...)`
+   * then `TUNER.best_config(...)`). With where (`train.py:17`, relative to the project root); null
+   * when none. The launched file (and the modules its import goes through) become dependencies.
+   * Optional, as {@link callableReturns}.
+   */
+  rankCaller?(
+    launched: string,
+    callee: { functions: readonly string[] } | { cls: string; methods: readonly string[] },
+  ): { line: number; text: string; where: string } | null;
   /** Changes whenever anything the lookup could answer changes (kept facts are dropped then). */
   readonly version: string;
 }
@@ -278,6 +302,15 @@ export interface LaunchedCall {
   here: boolean;
   /** Where, for messages: `train.py:39` (relative to the linted file's folder or the project root). */
   where: string;
+}
+
+/** What a project file does with its CUDA device (ProjectLookup.processDevice). */
+export interface ProcessDevice {
+  /** The file (absolute path) and its name for messages (`kernels/tune_worker.py`). */
+  file: string;
+  label: string;
+  defaultUse: { line: number; form: string; where: string } | null;
+  rankDevice: { line: number; form: string; where: string } | null;
 }
 
 /** How a launched file reaches a parser of the linted file (ProjectLookup.launchReach). */

@@ -45,6 +45,7 @@ import {
   type ProjectLookup,
   type ProjectRank,
   type ProjectReach,
+  type ProcessDevice,
 } from "./model";
 import { RankFlow } from "./rankFlow";
 import { indexWriters, type IndexWrite } from "./visibleIndex";
@@ -64,6 +65,7 @@ import { tfConfigHelpers, TF_CONFIG_WORDS } from "./tfConfigHelpers";
 import { isWordCode } from "../../../../common/src/python/lineStructure";
 import { documentedLaunchNodes, DOC_PYTHON_WORDS, documentsAround } from "../slurmLaunch";
 import { closureOf, moduleCalls, MODULE_SCOPE, type ModuleCalls } from "./argparseReach";
+import { callsAfterRankDevice, defaultDeviceUse, type DeviceSite, type RankCall } from "./childDevice";
 
 /** Reads a module's source; null when it cannot be read (missing, not a regular file, too large). */
 export type SourceReader = (file: string) => string | null;
@@ -147,6 +149,13 @@ interface ModuleValues {
   ordinals: Map<string, OrdinalParam[]>;
 }
 
+/** What one file does with its CUDA device (python/childDevice.ts; GPU075's ProjectLookup.processDevice and rankCaller). */
+interface DeviceSites {
+  defaultUse: DeviceSite | null;
+  rankDevice: DeviceSite | null;
+  rankCalls: readonly RankCall[];
+}
+
 /** A {@link ProjectInit} before its places are put relative to an importer. */
 type Found = Omit<ProjectInit, "where">;
 
@@ -210,6 +219,8 @@ export class ProjectIndex {
   private readonly reexports = new Map<string, ReadonlyMap<string, string>>();
   /** By module file: its calls and argparse facts ({@link callsOf}), made when a {@link reach} search visits it. */
   private readonly calls = new Map<string, ModuleCalls | null>();
+  /** By file: {@link deviceSitesOf} (GPU075), made when a lookup asks. */
+  private readonly deviceSites = new Map<string, DeviceSites | null>();
   private readonly listings = new Map<string, ReadonlySet<string> | null>();
   /** By module file: whether its text names a startup variable (else no function of it writes one: {@link lookupFor}'s callableWrite). */
   private readonly namesStartup = new Map<string, boolean>();
@@ -357,6 +368,8 @@ export class ProjectIndex {
       callableKeyedDeviceParams: (path) => this.keyedParamsAt(functionFile(path), path, from, options, deps),
       callableOrdinalParams: (path) => this.ordinalParamsAt(functionFile(path), path, from, options, deps),
       projectText: (relative) => this.projectTextOf(file, relative, deps),
+      processDevice: (target) => this.processDeviceOf(file, target, options, deps),
+      rankCaller: (launched, callee) => this.rankCallerOf(file, launched, callee, options, deps),
     };
   }
 
@@ -492,6 +505,83 @@ export class ProjectIndex {
     } finally {
       tree.delete();
     }
+  }
+
+  /** {@link ProjectLookup.processDevice} asked from `file`. */
+  private processDeviceOf(
+    file: string,
+    target: { module: string } | { file: string },
+    options: BaseOptions,
+    deps: Set<string>,
+  ): ProcessDevice | null {
+    let at: string | null;
+    if ("module" in target) {
+      const files = this.importedFiles(file, target.module, options, true);
+      at = files[files.length - 1] ?? null;
+      if (at && /[\\/]__init__\.py$/.test(at)) at = null; // `-m pkg` runs pkg/__main__.py
+    } else at = target.file;
+    if (!at) return null;
+    deps.add(at);
+    const sites = this.deviceSitesOf(at, options);
+    if (!sites) return null;
+    const from = dirname(file);
+    const shown = (s: DeviceSite | null) => (s ? { ...s, where: `${this.label(at, from)}:${s.line}` } : null);
+    return {
+      file: at,
+      label: this.label(at, from),
+      defaultUse: shown(sites.defaultUse),
+      rankDevice: shown(sites.rankDevice),
+    };
+  }
+
+  /** {@link ProjectLookup.rankCaller} asked from `file`. */
+  private rankCallerOf(
+    file: string,
+    launched: string,
+    callee: { functions: readonly string[] } | { cls: string; methods: readonly string[] },
+    options: BaseOptions,
+    deps: Set<string>,
+  ): { line: number; text: string; where: string } | null {
+    deps.add(launched);
+    for (const c of this.deviceSitesOf(launched, options)?.rankCalls ?? []) {
+      const at = c.path.lastIndexOf(".");
+      const name = c.path.slice(at + 1);
+      let owner = c.path.slice(0, at);
+      if ("cls" in callee) {
+        if (!owner.endsWith("()") || !callee.methods.includes(name)) continue;
+        owner = owner.slice(0, -2);
+        if (owner.slice(owner.lastIndexOf(".") + 1) !== callee.cls) continue;
+        if (this.functionFileOf(launched, owner, options, deps) !== file) continue;
+      } else if (!callee.functions.includes(name) || this.functionFileOf(launched, c.path, options, deps) !== file)
+        continue;
+      return { line: c.line, text: c.text, where: `${this.label(launched, this.rootOf(file))}:${c.line}` };
+    }
+    return null;
+  }
+
+  /** What {@link deviceSitesOf} finds in the file `at` (null: unreadable, too large), kept until it changes. */
+  private deviceSitesOf(at: string, options: BaseOptions): DeviceSites | null {
+    const kept = this.deviceSites.get(at);
+    if (kept !== undefined) return kept;
+    const text = this.read(at);
+    let out: DeviceSites | null = null;
+    if (text !== null && text.length <= MAX_MODULE_BYTES) {
+      const tree = ModuleTrees.parse(pythonInput(text), false);
+      try {
+        const model = buildModel(tree, text, { ...options });
+        const isProject = (path: string) => this.importedFiles(at, path, options).length > 0;
+        const rank = callsAfterRankDevice(model);
+        out = {
+          defaultUse: defaultDeviceUse(model, isProject),
+          rankDevice: rank?.device ?? null,
+          rankCalls: rank?.calls ?? [],
+        };
+      } finally {
+        tree.delete();
+      }
+    }
+    this.deviceSites.set(at, out);
+    return out;
   }
 
   /** {@link moduleCalls} of the module at `file` (null when it cannot be read or is over MAX_MODULE_BYTES), kept until it changes. */
@@ -655,6 +745,7 @@ export class ProjectIndex {
     this.reexports.delete(file);
     // What a reach search read of it (GPU044's answers are no kept facts: no new version needed).
     this.calls.delete(file);
+    if (this.deviceSites.delete(file)) dropped = true;
     if (this.writersChanged(file)) dropped = true;
     // A module's edit changes a kept scan only where it now holds the words and did not, or the
     // reverse (most edits, a keystroke in the file being linted, leave every scan as it was).
@@ -713,6 +804,7 @@ export class ProjectIndex {
     this.values.clear();
     this.indexWrites.clear();
     this.calls.clear();
+    this.deviceSites.clear();
     this.listings.clear();
     this.roots.clear();
     this.analysed = 0;

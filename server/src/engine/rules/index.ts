@@ -74,6 +74,7 @@ import { rule as GPU071 } from "./GPU071-loop-hard-coded-visible-devices";
 import { rule as GPU072 } from "./GPU072-docker-gpus-device-list-split";
 import { rule as GPU073 } from "./GPU073-load-without-map-location";
 import { rule as GPU074 } from "./GPU074-ranks-never-select-device";
+import { rule as GPU075 } from "./GPU075-child-process-loses-current-device";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -150,6 +151,7 @@ export const RULES: readonly Rule[] = [
   GPU072,
   GPU073,
   GPU074,
+  GPU075,
 ];
 
 /** The rule with this code, or undefined. */

@@ -38,7 +38,7 @@ const MACHINE = {
 };
 
 test("every Python rule has a trigger in its meta; GPU017 needs the machine, GPU036, GPU037 and GPU063 a job script, GPU044 a launch passing the local rank as an argument, GPU064 a script that starts the file with CUDA_VISIBLE_DEVICES set", () => {
-  assert.equal(PYTHON_CODES.length, 52);
+  assert.equal(PYTHON_CODES.length, 53);
   for (const rule of PYTHON_RULES) assert.equal(typeof rule.meta.trigger, "function", rule.meta.code);
   assert.deepEqual(
     PYTHON_RULES.filter((r) => r.meta.needs).map((r) => `${r.meta.code}:${r.meta.needs}`),
