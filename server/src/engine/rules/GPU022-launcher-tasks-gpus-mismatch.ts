@@ -16,7 +16,7 @@ import {
 } from "../manifests/jobscript";
 import { jobScriptOf, wordsRange, SBATCH_DOC, SRUN_DOC } from "./shared/jobScript";
 import { readAccelerateConfig } from "../launch/accelerateConfig";
-import { lightningCalls, lightningPinsIn, type LightningCall } from "../launch/lightningTrainer";
+import { lightningPinsIn, lightningProgram, type LightningCall } from "../launch/lightningTrainer";
 import { rangesOverlap } from "../initCatalogue";
 import { basename, dirname, join } from "node:path";
 
@@ -437,17 +437,13 @@ function lightningLaunch(
   const at = l.words.findIndex((w, i) => i > 0 && w.value.endsWith(".py"));
   const path = at > 0 ? resolveLiteral(l.words[at].value, job.literals) : null;
   const launched = path ? launchedScript(ctx.file, path, ctx.read) : null;
-  if (!launched || !/\b(?:lightning|pytorch_lightning|lightning_fabric)\b/.test(launched.text)) return null;
-  // A cluster environment of its own, or Slurm's variables changed by the program.
-  if (
-    /\b(?:\w+Environment)\s*\(|environ\s*\[\s*["']SLURM_\w+["']\s*\]\s*=[^=]|environ\.(?:pop|setdefault|update)\b|\bPL_TRAINER_|\bLT_[A-Z]/.test(
-      launched.text,
-    )
-  )
-    return null;
+  if (!launched) return null;
   const argv = l.words.slice(at + 1).map((w) => resolveLiteral(w.value, job.literals));
-  const calls = lightningCalls(launched.text, argv.includes(null) ? null : (argv as string[]));
-  if (calls.length !== 1 || (calls[0].kind === "Fabric" && !/\.launch\(/.test(launched.text))) return null;
+  const program = lightningProgram(launched.text, argv.includes(null) ? null : (argv as string[]));
+  // A cluster environment of its own, Slurm's variables changed or Lightning's defaults named by the program.
+  if (program.ownSettings) return null;
+  const calls = program.calls;
+  if (calls.length !== 1 || (calls[0].kind === "Fabric" && !program.launches)) return null;
   if (pinnedBeforeCheck(ctx, [dirname(launched.path), ...(ctx.file ? [dirname(ctx.file)] : [])])) return null;
   if (c.assignments.some((a) => a.name === "CUDA_VISIBLE_DEVICES") && calls[0].devices === "all") return null;
   return { call: calls[0], perNode, k };
