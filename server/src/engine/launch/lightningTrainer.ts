@@ -6,7 +6,8 @@
 import type { ModuleModel } from "../python/model";
 import { stringValue, type SyntaxNode } from "../python/parser";
 import { callArgs, calleePath, isAssignmentTarget } from "../rules/shared/py";
-import { assignedAttributes, launchedScriptFacts, withScriptModel } from "./script";
+import { methodOf } from "../python/argparseReach";
+import { assignedAttributes, callsMethod, launchedScriptFacts, withScriptModel } from "./script";
 import { libraryPins, requirementsIn } from "../requirements";
 
 /** `pl.Trainer`, `lightning.pytorch.Trainer`, `lightning.Trainer` as their imports resolve them. */
@@ -48,8 +49,7 @@ type OptionValue = (attribute: SyntaxNode) => string | null;
 function optionValueOf(model: ModuleModel, argv: readonly string[] | null): OptionValue {
   const facts = launchedScriptFacts(model.text, undefined, model);
   const assigned = assignedAttributes(model.text, model);
-  // `set_defaults` may change any option's default.
-  const setsDefaults = model.nodesOfType("call").some((c) => methodOf(c) === "set_defaults");
+  const setsDefaults = callsMethod(model, "set_defaults");
   return (attribute) => {
     const obj = attribute.childForFieldName("object");
     const dest = attribute.childForFieldName("attribute")?.text;
@@ -132,12 +132,6 @@ function strategyOf(node: SyntaxNode | undefined, option: OptionValue, path: (c:
   return s === "auto" ? ("auto" as const) : s !== null && POPEN_STRATEGIES.has(s) ? ("popen" as const) : null;
 }
 
-/** The method a call calls (`launch` of `fabric.launch()`); undefined for a call of anything else. */
-function methodOf(call: SyntaxNode): string | undefined {
-  const fn = call.childForFieldName("function");
-  return fn?.type === "attribute" ? fn.childForFieldName("attribute")?.text : undefined;
-}
-
 /** What a launched file shows of its Lightning program ({@link lightningProgram}). */
 export interface LightningProgram {
   /** Its Lightning `Trainer(...)` and `Fabric(...)` calls. */
@@ -203,7 +197,7 @@ function programOf(model: ModuleModel, argv: readonly string[] | null): Lightnin
     changesSlurmVariables(model) ||
     words === null ||
     [...words].some((w) => w.startsWith("PL_TRAINER_") || /^LT_[A-Z]/.test(w));
-  return { calls, ownSettings, launches: model.nodesOfType("call").some((c) => methodOf(c) === "launch") };
+  return { calls, ownSettings, launches: callsMethod(model, "launch") };
 }
 
 /** A cluster environment class's name as Lightning's are named (`SLURMEnvironment`, `LightningEnvironment`, `ClusterEnvironment`). */

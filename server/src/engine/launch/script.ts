@@ -315,6 +315,11 @@ function methodName(n: SyntaxNode | null | undefined): string | undefined {
   return fn?.type === "attribute" ? fn.childForFieldName("attribute")?.text : undefined;
 }
 
+/** Whether the module calls a method named `name` anywhere (`p.set_defaults(...)`), read from its syntax tree: a comment or a string does not count. */
+export function callsMethod(model: ModuleModel, name: string): boolean {
+  return model.text.includes(name) && model.nodesOfType("call").some((c) => methodName(c) === name);
+}
+
 /** Methods of a dict that only read it (`vars(args).items()`). */
 const DICT_READS = new Set(["items", "keys", "values", "get", "copy"]);
 
@@ -724,7 +729,7 @@ export function argparseOptionDefault(
  * parser (a receiver of `add_argument`) to a call (`parser = set_config(path, parser)`).
  */
 function parserEscapes(model: ModuleModel): boolean {
-  if (model.text.includes("set_defaults")) return true;
+  if (callsMethod(model, "set_defaults")) return true;
   const parsers = new Set<string>();
   for (const call of model.nodesOfType("call")) {
     const fn = call.childForFieldName("function");
