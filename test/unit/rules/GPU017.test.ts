@@ -78,6 +78,8 @@ test("GPU017 (preview) stays silent where the parser goes to a call or set_defau
   assert.equal((await lintCode(head + use, "GPU017", one)).length, 1);
   assert.deepEqual(await lintCode(head + "p = extend(p)\n" + use, "GPU017", one), []);
   assert.deepEqual(await lintCode(head + "p.set_defaults(gpu=0)\n" + use, "GPU017", one), []);
+  // Read from the syntax tree: set_defaults named in a comment calls nothing.
+  assert.equal((await lintCode(head + "# p.set_defaults(gpu=0)\n" + use, "GPU017", one)).length, 1);
 });
 
 test("GPU017 follows a YAML config loaded with a literal path into another module's constructor (an option's default: preview)", () => {

@@ -556,3 +556,47 @@ test("GPU022's Lightning check (default set): devices or num_nodes other than th
   assert.equal(run(one, `${fabric}\nfabric.launch()`).length, 1);
   assert.equal(run(one, fabric).length, 0);
 });
+
+test("GPU022's Lightning check reads the program's own settings from its syntax tree: a comment or an unrelated string does not silence it", () => {
+  const run = (program: string, line = "srun python fit.py --gpus 4") =>
+    lintManifestCode(
+      "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n#SBATCH --gres=gpu:4\n" + line + "\n",
+      "jobscript",
+      "GPU022",
+      {},
+      join(project({ "fit.py": `import os\nimport lightning as L\n${program}\ntrainer.fit(None)\n` }), "job.sbatch"),
+    ).length;
+  const trainer = "trainer = L.Trainer(devices=4)";
+  assert.equal(run(trainer), 1);
+  // A cluster environment of its own (any `...Environment(...)` call), not one named in a comment or a string.
+  assert.equal(run(`env = L.pytorch.plugins.environments.SLURMEnvironment(auto_requeue=False)\n${trainer}`), 0);
+  assert.equal(run(`# SLURMEnvironment(auto_requeue=False) is chosen by Lightning\n${trainer}`), 1);
+  assert.equal(run(`print("SLURMEnvironment() detected")\n${trainer}`), 1);
+  assert.equal(
+    run(`class Cluster(L.fabric.plugins.ClusterEnvironment):\n    pass\n${trainer}`),
+    0,
+    "a class of its own",
+  );
+  // Slurm's variables in os.environ: a SLURM_ key, or one not written out, changed; other keys are not.
+  assert.equal(run(`os.environ["SLURM_NTASKS_PER_NODE"] = "4"\n${trainer}`), 0);
+  assert.equal(run(`del os.environ["SLURM_NTASKS"]\n${trainer}`), 0, "a deletion");
+  assert.equal(run(`os.environ.pop("SLURM_JOB_NAME", None)\n${trainer}`), 0);
+  assert.equal(run(`for k, v in env.items():\n    os.environ[k] = v\n${trainer}`), 0, "a key not written out");
+  assert.equal(run(`os.environ.update(env)\n${trainer}`), 0, "keys not known");
+  assert.equal(run(`os.environ.update({"NCCL_DEBUG": "INFO"}, OMP_NUM_THREADS="1")\n${trainer}`), 1);
+  assert.equal(run(`os.environ["MASTER_PORT"] = "12910"\nn = os.environ["SLURM_NTASKS"]\n${trainer}`), 1);
+  assert.equal(run(`# os.environ["SLURM_NTASKS"] = "4"\n${trainer}`), 1);
+  // Lightning's defaults named in the code (a string or a name), not in a comment.
+  assert.equal(run(`os.environ.setdefault("PL_TRAINER_DEVICES", "1")\n${trainer}`), 0);
+  assert.equal(run(`os.environ.update(LT_DEVICES="1")\n${trainer}`), 0);
+  assert.equal(run(`# PL_TRAINER_DEVICES can override devices\n${trainer}`), 1);
+  // Fabric validates in a `launch()` call; one in a comment is not a call.
+  const fabric = "fabric = L.Fabric(accelerator='cuda', devices=4)\ntrainer = fabric";
+  assert.equal(run(`${fabric}\nfabric.launch(main)`), 1);
+  assert.equal(run(`${fabric}\n# fabric.launch() runs the check`), 0);
+  // argparse defaults changed by `set_defaults()` are not read; the word in a comment changes nothing.
+  const parsed =
+    "import argparse\np = argparse.ArgumentParser()\np.add_argument('--gpus', type=int, default=1)\nargs = p.parse_args()\ntrainer = L.Trainer(devices=args.gpus)";
+  assert.equal(run(parsed.replace("args = ", "p.set_defaults(gpus=2)\nargs = ")), 0);
+  assert.equal(run(parsed.replace("args = ", "# p.set_defaults(gpus=2)\nargs = ")), 1);
+});

@@ -328,16 +328,6 @@ function pythonScript(words: readonly ShellWord[]): Pick<LaunchLine, "script" | 
 export const wholeNumber = (s: string | null | undefined): number | null =>
   s !== null && s !== undefined && /^[0-9]{1,6}$/.test(s.trim()) ? Number(s.trim()) : null;
 
-/**
- * The local GPU ids of a deepspeed `--include` value when it names only this node (`localhost:0,1`
- * or `localhost:0,1@...` is not read): DeepSpeed's "NODE_SPEC[@NODE_SPEC ...] where NODE_SPEC=NAME[:SLOT[,SLOT ...]]"
- * (deepspeed --help, `--include`). Null when it names other hosts, or no slots.
- */
-export function deepspeedLocalIds(value: string): number[] | null {
-  const m = /^localhost:([0-9]+(?:,[0-9]+)*)$/.exec(value.trim());
-  return m ? m[1].split(",").map(Number) : null;
-}
-
 /** The modules that `python -m` runs as vLLM's server (vllm/entrypoints/openai/api_server.py, vllm/entrypoints/api_server.py). */
 const VLLM_SERVER_MODULES: ReadonlySet<string> = new Set([
   "vllm.entrypoints.openai.api_server",

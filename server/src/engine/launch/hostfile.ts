@@ -57,6 +57,16 @@ export function parseHostFilter(value: string): HostSpec[] | null {
   return out;
 }
 
+/**
+ * The local GPU ids of a deepspeed `--include` value that names only this node with its slots
+ * (`localhost:0,1`), read as {@link parseHostFilter} reads it; null when it names another host or
+ * several (`localhost:0,1@worker-1:0`), or no slots.
+ */
+export function deepspeedLocalIds(value: string): number[] | null {
+  const specs = parseHostFilter(value);
+  return specs?.length === 1 && specs[0].host === "localhost" && specs[0].slots.length ? specs[0].slots : null;
+}
+
 /** What DeepSpeed's launcher refuses in a `--include`/`--exclude` filter against its hostfile. */
 export interface HostfileProblem {
   /** `host`: the hostfile does not list the host; `slot`: the host's `slots=` has no such slot. */

@@ -3,12 +3,11 @@
  * `Fabric(...)`) call with the `devices`, `accelerator`, `strategy` and `num_nodes` it is given,
  * each read as written or from an argparse option on the launch's command line (GPU022).
  */
-import { ModuleTrees } from "../python/moduleTrees";
-import { buildModel, type ModuleModel } from "../python/model";
-import { pythonInput, stringValue, type SyntaxNode } from "../python/parser";
-import { callArgs, calleePath } from "../rules/shared/py";
-import { DEFAULT_EAGER_INIT_MODULES } from "../frameworks";
-import { assignedAttributes, launchedScriptFacts } from "./script";
+import type { ModuleModel } from "../python/model";
+import { stringValue, type SyntaxNode } from "../python/parser";
+import { callArgs, calleePath, isAssignmentTarget } from "../rules/shared/py";
+import { methodOf } from "../python/argparseReach";
+import { assignedAttributes, callsMethod, launchedScriptFacts, withScriptModel } from "./script";
 import { libraryPins, requirementsIn } from "../requirements";
 
 /** `pl.Trainer`, `lightning.pytorch.Trainer`, `lightning.Trainer` as their imports resolve them. */
@@ -47,14 +46,15 @@ type OptionValue = (attribute: SyntaxNode) => string | null;
  * `dest` the destination of exactly one of its single-valued options, never assigned in the file:
  * the option's last value on the command line, else its plain default. Null otherwise.
  */
-function optionValueOf(text: string, model: ModuleModel, argv: readonly string[] | null): OptionValue {
-  const facts = launchedScriptFacts(text);
-  const assigned = assignedAttributes(text);
+function optionValueOf(model: ModuleModel, argv: readonly string[] | null): OptionValue {
+  const facts = launchedScriptFacts(model.text, undefined, model);
+  const assigned = assignedAttributes(model.text, model);
+  const setsDefaults = callsMethod(model, "set_defaults");
   return (attribute) => {
     const obj = attribute.childForFieldName("object");
     const dest = attribute.childForFieldName("attribute")?.text;
     if (!obj || obj.type !== "identifier" || !dest || assigned.dynamic || assigned.names.has(dest)) return null;
-    if (text.includes("set_defaults") || !namespaceName(model, obj.text, facts.returning)) return null;
+    if (setsDefaults || !namespaceName(model, obj.text, facts.returning)) return null;
     const options = [...facts.options].filter(([, o]) => o.dest === dest);
     if (!options.length || options.some(([, o]) => o.notSingle) || new Set(options.map(([, o]) => o.line)).size !== 1)
       return null;
@@ -132,52 +132,142 @@ function strategyOf(node: SyntaxNode | undefined, option: OptionValue, path: (c:
   return s === "auto" ? ("auto" as const) : s !== null && POPEN_STRATEGIES.has(s) ? ("popen" as const) : null;
 }
 
+/** What a launched file shows of its Lightning program ({@link lightningProgram}). */
+export interface LightningProgram {
+  /** Its Lightning `Trainer(...)` and `Fabric(...)` calls. */
+  calls: LightningCall[];
+  /**
+   * It may change what Lightning detects or is given under Slurm: it makes a cluster environment of
+   * its own (a call of a `...Environment` class: `SLURMEnvironment(...)`, `LightningEnvironment()`;
+   * or a class of its own named so or derived from one),
+   * changes Slurm's variables in `os.environ` ({@link changesSlurmVariables}), or names Lightning's
+   * defaults from the environment (`PL_TRAINER_DEVICES`, Fabric's `LT_DEVICES`) in its code.
+   */
+  ownSettings: boolean;
+  /** It calls a `launch()` method (Fabric's, whose launcher runs the Slurm check). */
+  launches: boolean;
+}
+
 /**
- * The file's Lightning `Trainer(...)` and `Fabric(...)` calls, read with the command line `argv`
- * (the words after the file; null when not known, then no option is read). A call with positional
- * arguments, `*args`/`**kwargs`, or {@link OPAQUE_KEYWORDS} is left out. Never throws.
+ * The Lightning program of a launched file, from its syntax tree (one parse: the launch/script.ts
+ * facts that the options' values need are made from the same model and kept by text): its
+ * `Trainer(...)` and `Fabric(...)` calls, read with the command line `argv` (the words after the
+ * file; null when not known, then no option is read); a call with positional arguments,
+ * `*args`/`**kwargs`, or {@link OPAQUE_KEYWORDS} has no setting known. No call for a text that
+ * names neither `Trainer` nor `Fabric` (then it is not parsed) or does not parse. Never throws.
  */
-export function lightningCalls(text: string, argv: readonly string[] | null): LightningCall[] {
-  if (!/\b(?:Trainer|Fabric)\b/.test(text)) return [];
-  const tree = ModuleTrees.parse(pythonInput(text), false);
-  const out: LightningCall[] = [];
-  try {
-    const model = buildModel(tree, text, { eagerInitModules: DEFAULT_EAGER_INIT_MODULES, torchBelow24: false });
-    const option = optionValueOf(text, model, argv);
-    const path = (c: SyntaxNode) => calleePath(model, c);
-    for (const call of model.nodesOfType("call")) {
-      const callee = path(call) ?? "";
-      const kind = TRAINER.test(callee) ? "Trainer" : FABRIC.test(callee) ? "Fabric" : null;
-      if (!kind) continue;
-      const args = callArgs(call);
-      if (args.positional.length || OPAQUE_KEYWORDS.some((k) => args.keywords.has(k))) {
-        out.push({
-          kind,
-          line: call.startPosition.row + 1,
-          devices: null,
-          accelerator: null,
-          strategy: null,
-          numNodes: null,
-        });
-        continue;
-      }
-      const accelerator = args.keywords.has("accelerator") ? scalar(args.keywords.get("accelerator"), option) : "auto";
-      const nodes = args.keywords.has("num_nodes") ? scalar(args.keywords.get("num_nodes"), option) : "1";
-      out.push({
-        kind,
-        line: call.startPosition.row + 1,
-        devices: devicesOf(args.keywords.get("devices"), option),
-        accelerator,
-        strategy: strategyOf(args.keywords.get("strategy"), option, path),
-        numNodes: nodes !== null && /^\d+$/.test(nodes.trim()) ? Number(nodes) : null,
-      });
+export function lightningProgram(text: string, argv: readonly string[] | null): LightningProgram {
+  const none: LightningProgram = { calls: [], ownSettings: false, launches: false };
+  // A sound text test: a callee that resolves to a Trainer or a Fabric names it in the text.
+  if (!text.includes("Trainer") && !text.includes("Fabric")) return none;
+  return withScriptModel(text, (model) => programOf(model, argv)) ?? none;
+}
+
+/** {@link lightningProgram} of a model. */
+function programOf(model: ModuleModel, argv: readonly string[] | null): LightningProgram {
+  const option = optionValueOf(model, argv);
+  const path = (c: SyntaxNode) => calleePath(model, c);
+  const calls: LightningCall[] = [];
+  for (const call of model.nodesOfType("call")) {
+    const callee = path(call) ?? "";
+    const kind = TRAINER.test(callee) ? "Trainer" : FABRIC.test(callee) ? "Fabric" : null;
+    if (!kind) continue;
+    const line = call.startPosition.row + 1;
+    const args = callArgs(call);
+    if (args.positional.length || OPAQUE_KEYWORDS.some((k) => args.keywords.has(k))) {
+      calls.push({ kind, line, devices: null, accelerator: null, strategy: null, numNodes: null });
+      continue;
     }
-  } catch {
-    return [];
-  } finally {
-    tree.delete();
+    const accelerator = args.keywords.has("accelerator") ? scalar(args.keywords.get("accelerator"), option) : "auto";
+    const nodes = args.keywords.has("num_nodes") ? scalar(args.keywords.get("num_nodes"), option) : "1";
+    calls.push({
+      kind,
+      line,
+      devices: devicesOf(args.keywords.get("devices"), option),
+      accelerator,
+      strategy: strategyOf(args.keywords.get("strategy"), option, path),
+      numNodes: nodes !== null && /^\d+$/.test(nodes.trim()) ? Number(nodes) : null,
+    });
   }
-  return out;
+  if (!calls.length) return { calls, ownSettings: false, launches: false };
+  const words = launchedScriptFacts(model.text, undefined, model).words;
+  const ownSettings =
+    model.nodesOfType("call").some((c) => ENVIRONMENT.test(lastName(c.childForFieldName("function")) ?? "")) ||
+    definesEnvironment(model) ||
+    changesSlurmVariables(model) ||
+    words === null ||
+    [...words].some((w) => w.startsWith("PL_TRAINER_") || /^LT_[A-Z]/.test(w));
+  return { calls, ownSettings, launches: callsMethod(model, "launch") };
+}
+
+/** A cluster environment class's name as Lightning's are named (`SLURMEnvironment`, `LightningEnvironment`, `ClusterEnvironment`). */
+const ENVIRONMENT = /^\w+Environment$/;
+
+/** Whether the module defines a class named as a cluster environment, or one derived from such a class (a cluster environment of its own). */
+function definesEnvironment(model: ModuleModel): boolean {
+  return model.nodesOfType("class_definition").some((c) => {
+    const bases = c.childForFieldName("superclasses")?.namedChildren ?? [];
+    return [c.childForFieldName("name"), ...bases].some((n) => ENVIRONMENT.test(lastName(n) ?? ""));
+  });
+}
+
+/** The last name of an identifier or attribute (`SLURMEnvironment` of `envs.SLURMEnvironment`); null for anything else. */
+function lastName(n: SyntaxNode | null | undefined): string | null {
+  if (n?.type === "identifier") return n.text;
+  return n?.type === "attribute" ? (n.childForFieldName("attribute")?.text ?? null) : null;
+}
+
+/** Methods of `os.environ` (a `MutableMapping`) that change it. */
+const ENVIRON_CHANGES = new Set(["pop", "popitem", "setdefault", "update", "clear", "__setitem__", "__delitem__"]);
+
+/**
+ * Whether the module may change Slurm's variables in `os.environ`, where Lightning's
+ * SLURMEnvironment reads them (also an object named `environ`): a `SLURM_*` key, or one not
+ * written out as a string, assigned, deleted, or given to one of {@link ENVIRON_CHANGES}
+ * (`os.environ["SLURM_NTASKS"] = "1"`, `del os.environ[k]`, `os.environ.pop("SLURM_NTASKS")`,
+ * `os.environ.update(env)`); `popitem()` and `clear()` always. Read from the syntax tree, so a
+ * name in a comment or an unrelated string does not count.
+ */
+function changesSlurmVariables(model: ModuleModel): boolean {
+  const isEnviron = (n: SyntaxNode | null | undefined) => model.isEnviron(n) || lastName(n) === "environ";
+  const slurmKey = (k: SyntaxNode | null | undefined) => {
+    const v = stringValue(k);
+    return v === null || v.startsWith("SLURM_");
+  };
+  for (const sub of model.nodesOfType("subscript")) {
+    if (!isEnviron(sub.childForFieldName("value"))) continue;
+    if (changedTarget(sub) && slurmKey(sub.childForFieldName("subscript"))) return true;
+  }
+  for (const call of model.nodesOfType("call")) {
+    const fn = call.childForFieldName("function");
+    const method = methodOf(call);
+    if (!method || !ENVIRON_CHANGES.has(method) || !isEnviron(fn?.childForFieldName("object"))) continue;
+    const { positional, keywords } = callArgs(call);
+    if (method === "popitem" || method === "clear") return true;
+    if (method !== "update") {
+      if (slurmKey(positional[0])) return true;
+      continue;
+    }
+    if ([...keywords.keys()].some((k) => k.startsWith("SLURM_"))) return true;
+    for (const p of positional) {
+      if (p.type !== "dictionary") return true; // `update(env)`, `update(**env)`: keys not known
+      for (const pair of p.namedChildren) {
+        if (pair && pair.type !== "comment" && (pair.type !== "pair" || slurmKey(pair.childForFieldName("key"))))
+          return true;
+      }
+    }
+  }
+  return false;
+}
+
+/** Whether a subscript is assigned (also in a tuple target or augmented) or deleted. */
+function changedTarget(sub: SyntaxNode): boolean {
+  let n = sub;
+  while (n.parent && (n.parent.type === "pattern_list" || n.parent.type === "tuple_pattern")) n = n.parent;
+  const p = n.parent;
+  if (p?.type === "delete_statement" || (p?.type === "expression_list" && p.parent?.type === "delete_statement"))
+    return true;
+  return isAssignmentTarget(n) || (p?.type === "augmented_assignment" && p.childForFieldName("left")?.id === n.id);
 }
 
 /** Lightning distributions whose pins decide what the project runs (PEP 503 names). */
@@ -203,27 +293,23 @@ export function lightningPinsIn(name: string, text: string): string[] {
 /** The string elements of `install_requires=[...]` (a list or tuple written in the call) of a `setup(...)` call. */
 function setupPyRequirements(text: string): string[] {
   if (!text.includes("install_requires")) return [];
-  const tree = ModuleTrees.parse(pythonInput(text), false);
-  try {
-    const model = buildModel(tree, text, { eagerInitModules: DEFAULT_EAGER_INIT_MODULES, torchBelow24: false });
-    const out: string[] = [];
-    for (const call of model.nodesOfType("call")) {
-      const fn = call?.childForFieldName("function");
-      const last = fn?.type === "attribute" ? fn.childForFieldName("attribute")?.text : fn?.text;
-      if (!call || last !== "setup") continue;
-      const list = callArgs(call).keywords.get("install_requires");
-      if (list?.type !== "list" && list?.type !== "tuple") continue;
-      for (const e of list.namedChildren) {
-        const v = e ? stringValue(e) : null;
-        if (v !== null && v !== undefined) out.push(v);
+  return (
+    withScriptModel(text, (model) => {
+      const out: string[] = [];
+      for (const call of model.nodesOfType("call")) {
+        const fn = call?.childForFieldName("function");
+        const last = fn?.type === "attribute" ? fn.childForFieldName("attribute")?.text : fn?.text;
+        if (!call || last !== "setup") continue;
+        const list = callArgs(call).keywords.get("install_requires");
+        if (list?.type !== "list" && list?.type !== "tuple") continue;
+        for (const e of list.namedChildren) {
+          const v = e ? stringValue(e) : null;
+          if (v !== null && v !== undefined) out.push(v);
+        }
       }
-    }
-    return out;
-  } catch {
-    return [];
-  } finally {
-    tree.delete();
-  }
+      return out;
+    }) ?? []
+  );
 }
 
 /** The requirements of setup.cfg's `install_requires` (its value and the indented lines that continue it). */

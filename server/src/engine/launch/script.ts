@@ -167,55 +167,83 @@ const factsKept = new Map<string, LaunchedScriptFacts>();
  * - `returning`, `imports`: what a caller needs to follow a namespace that another module makes.
  * @param parsers the dotted paths (as this module's imports resolve them) of other modules'
  *   callables that return a namespace (`getArgs.get_args`): a call of one is a namespace too.
+ * @param model the text's model when the caller has built it (launch/lightningTrainer.ts): the
+ *   text is then not parsed again.
  * Empty answers when the text does not parse into a module. Never throws.
  */
-export function launchedScriptFacts(text: string, parsers: ReadonlySet<string> = NO_PARSERS): LaunchedScriptFacts {
+export function launchedScriptFacts(
+  text: string,
+  parsers: ReadonlySet<string> = NO_PARSERS,
+  model?: ModuleModel,
+): LaunchedScriptFacts {
   const key = parsers.size ? `${[...parsers].sort().join(",")}\n${text}` : text;
   const kept = factsKept.get(key);
   if (kept) return kept;
-  const tree = ModuleTrees.parse(pythonInput(text), false);
-  let facts: LaunchedScriptFacts;
-  try {
-    const model = buildModel(tree, text, { eagerInitModules: DEFAULT_EAGER_INIT_MODULES, torchBelow24: false });
-    const options = argparseOptions(model);
-    const writes = model
-      .statementWrites()
-      .flatMap((s) => s.writes)
-      .filter((w) => w.variable === "CUDA_VISIBLE_DEVICES");
-    const copied = writes.length === 1 && writes[0].value?.type === "attribute" ? writes[0].value : null;
-    const copiedDest =
-      copied?.childForFieldName("object")?.type === "identifier"
-        ? copied.childForFieldName("attribute")?.text
-        : undefined;
-    facts = {
-      options,
-      visibleDests: copiedDest ? [copiedDest] : [],
-      writesVisible: writes.length > 0,
-      visibleLiteral: writes.length === 1 ? topLevelLiteral(model, writes[0]) : null,
-      ...deviceDestinations(model, parsers),
-      imports: [...new Set(model.symbols.values())],
-      words: namedWords(model),
-      loopsOverDevices: loopsOverDevices(model),
-    };
-  } catch {
-    facts = {
-      options: new Map(),
-      visibleDests: [],
-      writesVisible: false,
-      visibleLiteral: null,
-      deviceDests: new Map(),
-      handedTo: [],
-      returning: [],
-      imports: [],
-      words: null,
-      loopsOverDevices: false,
-    };
-  } finally {
-    tree.delete();
-  }
+  const facts = withScriptModel(text, (m) => factsOf(m, parsers), model) ?? noFacts();
   if (factsKept.size >= 16) factsKept.delete(factsKept.keys().next().value!);
   factsKept.set(key, facts);
   return facts;
+}
+
+/** The answers of {@link launchedScriptFacts} for a text that does not parse into a module. */
+const noFacts = (): LaunchedScriptFacts => ({
+  options: new Map(),
+  visibleDests: [],
+  writesVisible: false,
+  visibleLiteral: null,
+  deviceDests: new Map(),
+  handedTo: [],
+  returning: [],
+  imports: [],
+  words: null,
+  loopsOverDevices: false,
+});
+
+/**
+ * `read` of the model of `text` (one parse, with the launched scripts' model options; the tree is
+ * deleted afterwards, so what `read` returns must hold no syntax node), or of `model` when the
+ * caller has built it; null when it throws (a text that does not parse into a module).
+ */
+export function withScriptModel<T>(text: string, read: (model: ModuleModel) => T, model?: ModuleModel): T | null {
+  if (model) {
+    try {
+      return read(model);
+    } catch {
+      return null;
+    }
+  }
+  const tree = ModuleTrees.parse(pythonInput(text), false);
+  try {
+    return read(buildModel(tree, text, { eagerInitModules: DEFAULT_EAGER_INIT_MODULES, torchBelow24: false }));
+  } catch {
+    return null;
+  } finally {
+    tree.delete();
+  }
+}
+
+/** {@link launchedScriptFacts} of a model. */
+function factsOf(model: ModuleModel, parsers: ReadonlySet<string>): LaunchedScriptFacts {
+  const options = argparseOptions(model);
+  const writes = model
+    .statementWrites()
+    .flatMap((s) => s.writes)
+    .filter((w) => w.variable === "CUDA_VISIBLE_DEVICES");
+  const copied = writes.length === 1 && writes[0].value?.type === "attribute" ? writes[0].value : null;
+  const copiedDest =
+    copied?.childForFieldName("object")?.type === "identifier"
+      ? copied.childForFieldName("attribute")?.text
+      : undefined;
+  return {
+    options,
+    visibleDests: copiedDest ? [copiedDest] : [],
+    writesVisible: writes.length > 0,
+    visibleLiteral: writes.length === 1 ? topLevelLiteral(model, writes[0]) : null,
+    ...deviceDestinations(model, parsers),
+    imports: [...new Set(model.symbols.values())],
+    words: namedWords(model),
+    loopsOverDevices: loopsOverDevices(model),
+  };
 }
 
 /** {@link LaunchedScriptFacts.visibleLiteral}: `w` when it is a literal top-level `os.environ[...] = "..."` (or `update`) that runs before CUDA starts. */
@@ -285,6 +313,11 @@ const scopeOf = (node: SyntaxNode): number => enclosingFunction(node)?.id ?? -1;
 function methodName(n: SyntaxNode | null | undefined): string | undefined {
   const fn = n?.type === "call" ? n.childForFieldName("function") : null;
   return fn?.type === "attribute" ? fn.childForFieldName("attribute")?.text : undefined;
+}
+
+/** Whether the module calls a method named `name` anywhere (`p.set_defaults(...)`), read from its syntax tree: a comment or a string does not count. */
+export function callsMethod(model: ModuleModel, name: string): boolean {
+  return model.text.includes(name) && model.nodesOfType("call").some((c) => methodName(c) === name);
 }
 
 /** Methods of a dict that only read it (`vars(args).items()`). */
@@ -462,7 +495,7 @@ function deviceDestinations(
 }
 
 /** The last {@link assignedAttributes} answers by text. */
-const assignedKept = new Map<string, { names: Set<string>; dynamic: boolean }>();
+const assignedKept = new Map<string, { names: ReadonlySet<string>; dynamic: boolean }>();
 
 /**
  * The attribute names a module assigns anywhere (`args.gpu = ...`, `self.opt.gpu += 1`, a `for`
@@ -470,26 +503,29 @@ const assignedKept = new Map<string, { names: Set<string>; dynamic: boolean }>()
  * other than read). What GPU052 asks of a module that a launched script hands its namespace to:
  * a destination it never assigns keeps the option's value. Never throws (an unparsable text is dynamic).
  */
-export function assignedAttributes(text: string): { names: Set<string>; dynamic: boolean } {
+export function assignedAttributes(
+  text: string,
+  model?: ModuleModel,
+): { names: ReadonlySet<string>; dynamic: boolean } {
   const kept = assignedKept.get(text);
   if (kept) return kept;
-  const out = { names: new Set<string>(), dynamic: false };
-  const tree = ModuleTrees.parse(pythonInput(text), false);
-  try {
-    const model = buildModel(tree, text, { eagerInitModules: DEFAULT_EAGER_INIT_MODULES, torchBelow24: false });
-    out.names = attributeTargets(model);
-    for (const n of model.nodesOfType(["call", "attribute"])) {
-      const name = n.type === "call" ? n.childForFieldName("function")?.text : n.childForFieldName("attribute")?.text;
-      if (name === "setattr" || name === "__dict__" || (name === "vars" && changesThroughVars(n))) out.dynamic = true;
-    }
-  } catch {
-    out.dynamic = true;
-  } finally {
-    tree.delete();
-  }
+  const out = withScriptModel(text, attributesOf, model) ?? {
+    names: new Set<string>(),
+    dynamic: true,
+  };
   if (assignedKept.size >= 32) assignedKept.delete(assignedKept.keys().next().value!);
   assignedKept.set(text, out);
   return out;
+}
+
+/** {@link assignedAttributes} of a model. */
+function attributesOf(model: ModuleModel): { names: ReadonlySet<string>; dynamic: boolean } {
+  let dynamic = false;
+  for (const n of model.nodesOfType(["call", "attribute"])) {
+    const name = n.type === "call" ? n.childForFieldName("function")?.text : n.childForFieldName("attribute")?.text;
+    if (name === "setattr" || name === "__dict__" || (name === "vars" && changesThroughVars(n))) dynamic = true;
+  }
+  return { names: attributeTargets(model), dynamic };
 }
 
 /**
@@ -693,7 +729,7 @@ export function argparseOptionDefault(
  * parser (a receiver of `add_argument`) to a call (`parser = set_config(path, parser)`).
  */
 function parserEscapes(model: ModuleModel): boolean {
-  if (model.text.includes("set_defaults")) return true;
+  if (callsMethod(model, "set_defaults")) return true;
   const parsers = new Set<string>();
   for (const call of model.nodesOfType("call")) {
     const fn = call.childForFieldName("function");

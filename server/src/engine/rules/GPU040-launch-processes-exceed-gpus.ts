@@ -10,14 +10,7 @@ import { childShellScript, workingDirectory, type ChildShellScript } from "../la
 import { resolveLiteral } from "../manifests/jobscript";
 import { isMap, pairOf, scalarText, valueOf } from "../manifests/yaml";
 import { parseVisibleDevices } from "../visibleDevices";
-import {
-  deepspeedLocalIds,
-  LAUNCHER_NAME,
-  parseLaunchLine,
-  wholeNumber,
-  type LaunchLine,
-  type OptionValue,
-} from "../launch/commandLine";
+import { LAUNCHER_NAME, parseLaunchLine, wholeNumber, type LaunchLine, type OptionValue } from "../launch/commandLine";
 import {
   launchesOf,
   literalsWithSourced,
@@ -27,7 +20,13 @@ import {
 } from "../launch/sources";
 import { mentionsLauncher } from "../manifests/prefilter";
 import { launchedScript, launchedScriptFacts, optionsWithDest, SCRIPT_DIR } from "../launch/script";
-import { hostfileProblems, parseDeepspeedHostfile, parseHostFilter, type Hostfile } from "../launch/hostfile";
+import {
+  deepspeedLocalIds,
+  hostfileProblems,
+  parseDeepspeedHostfile,
+  parseHostFilter,
+  type Hostfile,
+} from "../launch/hostfile";
 import { rangesOverlap } from "../initCatalogue";
 import { readAccelerateConfig } from "../launch/accelerateConfig";
 
