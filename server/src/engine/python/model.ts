@@ -759,13 +759,8 @@ function makeQueries(b: Bindings, track: Tracker = { deps: null }): Queries & { 
   const isCudaDevice = (node: SyntaxNode | null | undefined, depth = 0): boolean => {
     if (!node || depth > 4) return false;
     switch (node.type) {
-      case "string": {
-        const v = stringValue(node);
-        if (v !== null) return cudaDeviceOrdinal(v) !== null;
-        // f"cuda:{rank}"
-        const first = node.namedChildren.find((c) => c?.type === "string_content");
-        return !!first && first.startIndex === node.firstChild!.endIndex && first.text.startsWith("cuda");
-      }
+      case "string":
+        return isCudaDeviceString(node);
       case "call": {
         const q = resolve(node.childForFieldName("function"));
         if (q === "torch.device") {
@@ -957,6 +952,17 @@ export class Mentions {
     }
     return out;
   }
+}
+
+/**
+ * Whether a string node is a CUDA device: a literal `"cuda"`/`"cuda:N"` (frameworks.ts
+ * `cudaDeviceOrdinal`) or an f-string whose text starts with `cuda` (`f"cuda:{rank}"`).
+ */
+export function isCudaDeviceString(node: SyntaxNode): boolean {
+  const v = stringValue(node);
+  if (v !== null) return cudaDeviceOrdinal(v) !== null;
+  const first = node.namedChildren.find((c) => c?.type === "string_content");
+  return !!first && first.startIndex === node.firstChild!.endIndex && first.text.startsWith("cuda");
 }
 
 /**

@@ -484,11 +484,7 @@ export class ProjectIndex {
     deps: Set<string>,
   ): { calls: LaunchedCall[]; writesVisible: boolean } | null {
     deps.add(launched);
-    const text = this.read(launched);
-    if (text === null || text.length > MAX_MODULE_BYTES) return null;
-    const tree = ModuleTrees.parse(pythonInput(text), false);
-    try {
-      const model = buildModel(tree, text, options);
+    return this.withModel(launched, options, (model) => {
       const label = this.label(launched, dirname(linted));
       const calls = model.calls.map((c) => {
         const fn = c.node.childForFieldName("function");
@@ -502,6 +498,20 @@ export class ProjectIndex {
       });
       const writesVisible = envWritesAnywhere(model).some((w) => w.variable.endsWith("_VISIBLE_DEVICES"));
       return { calls, writesVisible };
+    });
+  }
+
+  /**
+   * `read` of the model of the project file at `file` (one parse with `options`; the tree is deleted
+   * afterwards, so what `read` returns must hold no syntax node); null when the file cannot be read
+   * or is over MAX_MODULE_BYTES.
+   */
+  private withModel<T>(file: string, options: ModelOptions, read: (model: ModuleModel) => T): T | null {
+    const text = this.read(file);
+    if (text === null || text.length > MAX_MODULE_BYTES) return null;
+    const tree = ModuleTrees.parse(pythonInput(text), false);
+    try {
+      return read(buildModel(tree, text, options));
     } finally {
       tree.delete();
     }
@@ -563,23 +573,15 @@ export class ProjectIndex {
   private deviceSitesOf(at: string, options: BaseOptions): DeviceSites | null {
     const kept = this.deviceSites.get(at);
     if (kept !== undefined) return kept;
-    const text = this.read(at);
-    let out: DeviceSites | null = null;
-    if (text !== null && text.length <= MAX_MODULE_BYTES) {
-      const tree = ModuleTrees.parse(pythonInput(text), false);
-      try {
-        const model = buildModel(tree, text, { ...options });
-        const isProject = (path: string) => this.importedFiles(at, path, options).length > 0;
-        const rank = callsAfterRankDevice(model);
-        out = {
-          defaultUse: defaultDeviceUse(model, isProject),
-          rankDevice: rank?.device ?? null,
-          rankCalls: rank?.calls ?? [],
-        };
-      } finally {
-        tree.delete();
-      }
-    }
+    const out = this.withModel(at, { ...options }, (model): DeviceSites => {
+      const isProject = (path: string) => this.importedFiles(at, path, options).length > 0;
+      const rank = callsAfterRankDevice(model);
+      return {
+        defaultUse: defaultDeviceUse(model, isProject),
+        rankDevice: rank?.device ?? null,
+        rankCalls: rank?.calls ?? [],
+      };
+    });
     this.deviceSites.set(at, out);
     return out;
   }
@@ -588,16 +590,7 @@ export class ProjectIndex {
   private callsOf(file: string, options: BaseOptions): ModuleCalls | null {
     const kept = this.calls.get(file);
     if (kept !== undefined) return kept;
-    const text = this.read(file);
-    let out: ModuleCalls | null = null;
-    if (text !== null && text.length <= MAX_MODULE_BYTES) {
-      const tree = ModuleTrees.parse(pythonInput(text), false);
-      try {
-        out = moduleCalls(buildModel(tree, text, { ...options, asImported: "module" }));
-      } finally {
-        tree.delete();
-      }
-    }
+    const out = this.withModel(file, { ...options, asImported: "module" }, moduleCalls);
     this.calls.set(file, out);
     return out;
   }

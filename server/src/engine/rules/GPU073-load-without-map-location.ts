@@ -1,9 +1,9 @@
 import type { PythonRule } from "../rule";
-import type { ModuleModel } from "../python/model";
+import { isCudaDeviceString, type ModuleModel } from "../python/model";
 import type { SyntaxNode } from "../python/parser";
 import { enclosingFunction, stringValue } from "../python/parser";
 import { nodeRange } from "../python/events";
-import { cudaDeviceOrdinal, SET_DEVICE_PATHS } from "../frameworks";
+import { SET_DEVICE_PATHS } from "../frameworks";
 import type { Fix } from "../types";
 import { callArgs, calleePath, contains, namesRead, statementOf, walk } from "./shared/py";
 
@@ -77,12 +77,8 @@ function selfAssignments(cls: SyntaxNode, attr: string): SyntaxNode[] {
 function cudaDevice(model: ModuleModel, node: SyntaxNode | null | undefined, at: SyntaxNode, depth = 0): boolean {
   if (!node || depth > 4) return false;
   switch (node.type) {
-    case "string": {
-      const v = stringValue(node);
-      if (v !== null) return cudaDeviceOrdinal(v) !== null;
-      const first = node.namedChildren.find((c) => c?.type === "string_content");
-      return !!first && first.startIndex === node.firstChild!.endIndex && first.text.startsWith("cuda");
-    }
+    case "string":
+      return isCudaDeviceString(node);
     case "call":
       return (
         calleePath(model, node) === "torch.device" &&
