@@ -6,6 +6,7 @@ import { argparseDefaultOf, argparseDefaultOrdinals } from "../launch/script";
 import { missingIdMessage } from "./shared/machineIds";
 import { loadedConfigOrdinals } from "./shared/loadedConfig";
 import { passedOrdinals } from "./shared/passedOrdinals";
+import { optionListOrdinals } from "./shared/optionLists";
 
 /** GPU017: CUDA_VISIBLE_DEVICES ids or device ordinals that do not exist on this machine (machine-aware). */
 export const rule: PythonRule = {
@@ -77,6 +78,7 @@ export const rule: PythonRule = {
     }
     reportPassedOrdinals(ctx, n);
     reportConfigOrdinals(ctx, n);
+    reportOptionLists(ctx, n);
     // Preview: ordinals that the default of an argparse option gives (a run without the option).
     // A script or document of the project that starts the file may pass the option (its arguments
     // are not read here): silent then.
@@ -145,6 +147,25 @@ function reportConfigOrdinals(ctx: RuleContext, n: number): void {
       range: nodeRange(c.node),
       message: `${c.origin}, and ${c.callee}() uses ${entry} in ${c.use.form} (${c.use.where}), but this machine has ${n} GPU${n === 1 ? "" : "s"} (ordinals 0..${n - 1}): ${c.use.list ? `device ${missing.join(", ")} does not exist (DataParallel: Invalid device id)` : "invalid device ordinal at first use"}`,
       ...(c.fixed ? {} : { preview: true }),
+    });
+  }
+}
+
+/**
+ * Lists of device ids from an option's `"0,1"` default that a project function returns in its
+ * namespace and the file passes to a project function's DataParallel (shared/optionLists.ts),
+ * reported at the argument: in the default set where every project script that starts the file
+ * passes no spelling of the option (what runs is the default), in preview where nothing starts it.
+ */
+function reportOptionLists(ctx: RuleContext, n: number): void {
+  for (const o of optionListOrdinals(ctx)) {
+    const missing = o.ids.filter((id) => id >= n);
+    if (!missing.length || (!o.settled && !ctx.preview)) continue;
+    const run = o.settled ? "the project's scripts start this file without it" : `a run without ${o.option}`;
+    ctx.report({
+      range: nodeRange(o.node),
+      message: `${o.node.text} is [${o.ids.join(", ")}] from the default of ${o.option} (${o.text}, ${o.where}: ${run}), and ${o.callee}() hands it to ${o.form} (${o.useWhere}), but this machine has ${n} GPU${n === 1 ? "" : "s"} (ordinals 0..${n - 1}): device ${missing.join(", ")} does not exist (DataParallel: Invalid device id)`,
+      ...(o.settled ? {} : { preview: true }),
     });
   }
 }
