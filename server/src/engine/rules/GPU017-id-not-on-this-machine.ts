@@ -140,6 +140,8 @@ function reportPassedOrdinals(ctx: RuleContext, n: number): void {
 function reportConfigOrdinals(ctx: RuleContext, n: number): void {
   for (const c of loadedConfigOrdinals(ctx)) {
     if (!c.fixed && !ctx.preview) continue;
+    // Without a GPU, DataParallel keeps the module on the CPU and never reads its ids.
+    if (n === 0 && c.use.list) continue;
     const missing = c.ids.filter((id) => id >= n);
     if (!missing.length || ctx.project?.callableModuleMentions?.(c.path, "CUDA_VISIBLE_DEVICES") !== false) continue;
     const entry = c.use.subscript ? `${c.use.name}["${c.use.key}"]` : `${c.use.name}.${c.use.key}`;
@@ -158,6 +160,8 @@ function reportConfigOrdinals(ctx: RuleContext, n: number): void {
  * passes no spelling of the option (what runs is the default), in preview where nothing starts it.
  */
 function reportOptionLists(ctx: RuleContext, n: number): void {
+  // Without a GPU, DataParallel keeps the module on the CPU and never reads its ids.
+  if (n === 0) return;
   for (const o of optionListOrdinals(ctx)) {
     const missing = o.ids.filter((id) => id >= n);
     if (!missing.length || (!o.settled && !ctx.preview)) continue;
