@@ -1154,6 +1154,7 @@ export class ProjectIndex {
         text.includes("device") ||
         text.includes("cuda") ||
         text.includes("**") ||
+        text.includes("DataParallel") ||
         text.includes("parse_args"))
     ) {
       const tree = ModuleTrees.parse(pythonInput(text), false);
