@@ -357,6 +357,11 @@ test("GPU017 follows a YAML config section that a constructor keeps and a method
     assert.deepEqual(lint(main, 2, { holder: changed }), [], changed);
   const visible = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0,1,2"\n' + helper;
   assert.deepEqual(lint(main, 2, { helper: visible }), [], "the callee's module selects GPUs");
+  const counted = helper.replace(
+    "    model = nn.DataParallel",
+    "    if torch.cuda.device_count() > 1:\n        model = nn.DataParallel",
+  );
+  assert.deepEqual(lint(main, 2, { helper: "import torch\n" + counted }), [], "the callee counts GPUs");
   // A function of another module unpacking its own parameter.
   writeFileSync(
     join(dir, "direct.py"),
@@ -388,6 +393,7 @@ test("GPU017 follows an option's \"0,1\" default that another module's parse() t
   const lint = (
     o: {
       text?: string;
+      nets?: string;
       options?: string;
       gpuCount?: number;
       preview?: boolean;
@@ -395,7 +401,7 @@ test("GPU017 follows an option's \"0,1\" default that another module's parse() t
     } = {},
   ) => {
     writeFileSync(join(dir, "options.py"), o.options ?? options);
-    writeFileSync(join(dir, "nets.py"), nets);
+    writeFileSync(join(dir, "nets.py"), o.nets ?? nets);
     const project = new ProjectIndex().lookupFor(join(dir, "train.py"), lookupOptions({}));
     const r = lintPython(o.text ?? train, {
       project,
@@ -424,6 +430,11 @@ test("GPU017 follows an option's \"0,1\" default that another module's parse() t
   assert.deepEqual(lint({ launches: [launch(["--data", "x"]), launch()], preview: true }), [], "one launch not known");
   assert.deepEqual(lint({ gpuCount: 2, preview: true }), [], "the machine has both");
   assert.deepEqual(lint({ gpuCount: 0, preview: true }), [], "no GPU: DataParallel stays on the CPU");
+  const caught = nets.replace(
+    "    return wrap(nn.Linear(width, width), gpu_ids)\n",
+    "    try:\n        return wrap(nn.Linear(width, width), gpu_ids)\n    except AssertionError:\n        return None\n",
+  );
+  assert.deepEqual(lint({ nets: caught, preview: true }), [], "the error is caught");
   // A comprehension in place converts too.
   const comprehension = options.replace(
     /ids = \[\]\n.*opt\.gpu_ids = ids\n/s,

@@ -601,7 +601,9 @@ export function splatParams(model: ModuleModel, def: SyntaxNode, scope: SyntaxNo
     const inner = s?.namedChildren[0];
     const call = s?.parent?.type === "argument_list" ? s.parent.parent : null;
     const owner = s ? enclosingDef(s) : null;
-    if (!s || !inner || call?.type !== "call" || !owner) continue;
+    if (!s || !inner || call?.type !== "call" || !owner || owner.text.includes("device_count")) continue;
+    if (owner.descendantsOfType("try_statement").some((t) => t!.startIndex < s.startIndex && s.endIndex < t!.endIndex))
+      continue;
     let param: string | null = null;
     if (inner.type === "identifier" && owner.id === def.id && !rebound.has(inner.text)) {
       param = onlyRead(body, inner.text, true) ? inner.text : null;

@@ -62,7 +62,7 @@ import {
 import { ordinalParams, type OrdinalParam } from "./passedOrdinals";
 import { returnedOptionLists, type OptionList } from "../launch/script";
 import { ModuleTrees, topLevelStatements, type StatementRange } from "./moduleTrees";
-import { enclosingFunction, pythonInput } from "./parser";
+import { enclosingFunction, pythonInput, type SyntaxNode } from "./parser";
 import { callArgs } from "../rules/shared/py";
 import { tfConfigHelpers, TF_CONFIG_WORDS } from "./tfConfigHelpers";
 import { isWordCode } from "../../../../common/src/python/lineStructure";
@@ -1446,6 +1446,7 @@ const RANK_WORDS = ["RANK", "PROCID", "LOCALID", "get_rank", "process_index", "g
 function chainLists(model: ModuleModel, lists: Map<string, DeviceParam[]>): void {
   for (let pass = 0; pass < 2; pass++)
     for (const [name, def] of model.functions) {
+      if (guarded(def)) continue;
       const params = positionalParams(def);
       const rebound = namesBoundIn(def);
       const found = lists.get(name) ?? [];
@@ -1464,6 +1465,14 @@ function chainLists(model: ModuleModel, lists: Map<string, DeviceParam[]>): void
       }
       if (found.length) lists.set(name, found);
     }
+}
+
+/**
+ * Whether `def` may leave its DataParallel out or catch its error: it counts GPUs (`if
+ * torch.cuda.device_count() > 1:`) or holds a `try`.
+ */
+function guarded(def: SyntaxNode): boolean {
+  return def.text.includes("device_count") || def.descendantsOfType("try_statement").length > 0;
 }
 
 /** A module's values before any is found. */
@@ -1515,7 +1524,7 @@ function moduleValues(tree: ModuleTrees, text: string, options: BaseOptions): Mo
     if (keyed.length) out.keyed.set(name, keyed);
     const ordinals = slots.length ? ordinalParams(def, slots, torch, undefined, visible) : [];
     if (ordinals.length) out.ordinals.set(name, ordinals);
-    const lists = idLists.length ? deviceParams(def, idLists) : [];
+    const lists = idLists.length && !guarded(def) ? deviceParams(def, idLists) : [];
     if (lists.length) out.lists.set(name, lists);
     const splats = splatParams(model, def);
     if (splats.length) out.splats.set(name, splats);
