@@ -448,12 +448,14 @@ test("GPU017 follows an option's \"0,1\" default that another module's parse() t
     options.replace("        return opt", "        opt.gpu_ids = [0]\n        return opt"),
     options.replace('default="0,1"', 'default="0,1", nargs="+"'),
     options.replace("        return opt", "        return None"),
+    options.replace("        return opt", '        os.environ["CUDA_VISIBLE_DEVICES"] = "1,0"\n        return opt'),
   ])
     assert.deepEqual(lint({ options: changed, preview: true }), [], changed);
   for (const text of [
     train.replace("net = build", "opt.gpu_ids = [0]\nnet = build"),
     train.replace("net = build", "fix(opt)\nnet = build"),
     train.replace("net = build", "opt = None\nnet = build"),
+    'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n' + train,
   ])
     assert.deepEqual(lint({ text, preview: true }), [], text);
   assert.equal(lint({ text: train.replace("print(opt.data)", "print(opt)"), preview: true }).length, 1, "printing");

@@ -794,13 +794,15 @@ export interface OptionList {
  * opt`, every return): `opt.gpu_ids = ids` after `ids = []` and a loop `for t in opt.gpu_ids.split(","):`
  * that appends `int(t)` (kept where `>= 0`), or `opt.gpu_ids = [int(t) for t in opt.gpu_ids.split(",")]`.
  * Silent, as {@link argparseDefaultOrdinals}, where the option is declared more than once or has no
- * plain-string default, the attribute is assigned elsewhere in the module, the module calls
+ * plain-string default, the module names CUDA_VISIBLE_DEVICES, the attribute is assigned elsewhere in the module, the module calls
  * `set_defaults` or hands a parser to a call, or the function hands the namespace to a call (printing
  * and `vars(opt)` reads aside).
  */
 export function returnedOptionLists(model: ModuleModel): Map<string, OptionList[]> {
   const out = new Map<string, OptionList[]>();
   if (!model.text.includes("add_argument") || !model.text.includes("parse_args") || parserEscapes(model)) return out;
+  // Ids may be relative to a selection the module makes.
+  if (model.text.includes("CUDA_VISIBLE_DEVICES")) return out;
   const byDest = optionDefaults(model);
   const assigned = new Map<string, number>();
   forEachTarget(model, (t) => {

@@ -30,13 +30,16 @@ export interface OptionListOrdinal {
  * `opt.gpu_ids` to a project function that hands that parameter to DataParallel as its ids
  * (ProjectLookup.callableListParams: `define_G(opt.ngf, opt.gpu_ids)`). The namespace must be
  * bound once and only read (its attributes, never assigned, no method of it called, printing
- * aside). Silent where a project document starts the file, or a script that starts it passes the
+ * aside). Silent where the file, the options' module or the callee's module names
+ * CUDA_VISIBLE_DEVICES, a project document starts the file, or a script that starts it passes the
  * option or words not known (`$ARGS`).
  */
 export function optionListOrdinals(ctx: RuleContext): OptionListOrdinal[] {
   const project = ctx.project;
   const model = ctx.model;
   if (!project?.callableOptionLists || !project.callableListParams || !model.text.includes(".")) return [];
+  // Ids may be relative to a selection the file makes.
+  if (model.text.includes("CUDA_VISIBLE_DEVICES")) return [];
   const out: OptionListOrdinal[] = [];
   for (const a of model.nodesOfType("assignment")) {
     const name = a?.childForFieldName("left");
@@ -51,7 +54,7 @@ export function optionListOrdinals(ctx: RuleContext): OptionListOrdinal[] {
       const uses = list && callee?.includes(".") ? project.callableListParams(callee) : null;
       const { positional, keywords } = callArgs(call);
       const use = uses?.find((d) => (keywords.get(d.name) ?? positional[d.index])?.id === node.id);
-      if (!list || !use) continue;
+      if (!list || !use || project.callableModuleMentions?.(callee!, "CUDA_VISIBLE_DEVICES") !== false) continue;
       const settled = settledWithout(ctx, list.spellings);
       if (settled === null) continue;
       out.push({
