@@ -668,6 +668,8 @@ export class ProjectIndex {
     if (!target) return null;
     const key = direct ? path.slice(at + 1) : path.slice(path.lastIndexOf(".", at - 1) + 1);
     deps.add(target);
+    // Parsed only where it parses a command line (most callees do not).
+    if (!this.read(target)?.includes("parse_args")) return null;
     const lists = this.valuesOf(target, options).optionLists.get(key);
     return lists?.length ? lists.map((l) => ({ ...l, where: `${this.label(target, from)}:${l.line}` })) : null;
   }

@@ -24,8 +24,8 @@ export interface OptionListOrdinal {
 }
 
 /**
- * The lists of device ids that the argparse namespace returned by a project function gives a run
- * without the option (`opt = TrainOptions().parse()`, whose `parse` turns the `"0,1"` default of
+ * The lists of device ids that the argparse namespace returned by a project function, called
+ * without arguments, gives a run without the option (`opt = TrainOptions().parse()`, whose `parse` turns the `"0,1"` default of
  * `--gpu_ids` into `[0, 1]` in place: ProjectLookup.callableOptionLists), where the module passes
  * `opt.gpu_ids` to a project function that hands that parameter to DataParallel as its ids
  * (ProjectLookup.callableListParams: `define_G(opt.ngf, opt.gpu_ids)`). The namespace must be
@@ -44,8 +44,11 @@ export function optionListOrdinals(ctx: RuleContext): OptionListOrdinal[] {
   for (const a of model.nodesOfType("assignment")) {
     const name = a?.childForFieldName("left");
     const right = a?.childForFieldName("right");
-    const path = right?.type === "call" ? calleePath(model, right) : null;
-    if (!a || name?.type !== "identifier" || !path?.includes(".")) continue;
+    // `opt = TrainOptions().parse()`: a call without arguments (most calls are asked nothing).
+    if (!a || name?.type !== "identifier" || right?.type !== "call") continue;
+    if (right.childForFieldName("arguments")?.namedChildren.some((c) => c?.type !== "comment")) continue;
+    const path = calleePath(model, right);
+    if (!path?.includes(".")) continue;
     const lists = project.callableOptionLists(path);
     const passed = lists ? passedAttributes(ctx, name) : null;
     for (const { attr, node, call } of passed ?? []) {
