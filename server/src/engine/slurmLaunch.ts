@@ -785,17 +785,27 @@ export function scriptLaunchesIn(
     const launch = slurmLaunchOf(m);
     if (launch) slurm.push(launch);
     const setting = visibleSetting(m);
+    const args = scriptArgs(m);
     nodes.push({
       script: m.script,
       line: m.line,
       ...nodesOf(m),
       documented: false,
+      ...(args ? { args } : {}),
       ...(setting ? { setsVisibleDevices: true as const } : {}),
     });
     const v = visibleOf(m, setting, file, around.top);
     if (v) visible.push(v);
   }
   return { slurm, nodes, visible };
+}
+
+/** The words a matched command passes after the script's path, where it names a `.py` file and none of them expands; null otherwise. */
+function scriptArgs(m: MatchedCommand): string[] | null {
+  const words = m.launch.words;
+  const at = m.launch.program === "other" ? -1 : words.findIndex((w) => /\.py$/.test(w.value));
+  const rest = at >= 0 ? words.slice(at + 1) : null;
+  return rest && !rest.some((w) => w.expands) ? rest.map((w) => w.value) : null;
 }
 
 /** A command of the project's shell or job scripts that starts the file with CUDA_VISIBLE_DEVICES set for it (GPU064). */
@@ -1012,6 +1022,11 @@ export interface LaunchNodes {
   from: string;
   /** The command is in a Markdown document's shell block (documented), not in a script. */
   documented: boolean;
+  /**
+   * The words the command passes to the script after its path (`--dataroot ./data`), where none
+   * expands (`$ARGS`, `"$@"`); absent where not known (a `-m` module, a document's block).
+   */
+  args?: string[];
   /**
    * The program starts with CUDA_VISIBLE_DEVICES set: the command assigns it (`CUDA_VISIBLE_DEVICES=0
    * python train.py`), or the script (the document's shell block) exports it before the command and

@@ -321,3 +321,144 @@ test("GPU017 stays silent where the callee's module names CUDA_VISIBLE_DEVICES o
   );
   assert.equal(lint().length, 1);
 });
+
+test("GPU017 follows a YAML config section that a constructor keeps and a method unpacks with ** into another module's DataParallel", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu017-splat-"));
+  mkdirSync(join(dir, ".git"));
+  writeFileSync(join(dir, "cfg.yaml"), "seed: 3\ninit:\n  gain: 1.0\n  gpu_ids: [0, 1, 2]\n");
+  const helper =
+    "import torch.nn as nn\n\n\ndef prepare(model, gain, gpu_ids):\n    model = nn.DataParallel(model, gpu_ids)\n    return model\n";
+  const holder =
+    "from helper import prepare\n\n\nclass Runner:\n    def __init__(self, model, init):\n        self.model = model\n        self.init = init\n\n    def start(self):\n        self.model = prepare(self.model, **self.init)\n";
+  const main =
+    'import yaml\nimport torch.nn as nn\nfrom holder import Runner\n\ncfg = yaml.safe_load(open("cfg.yaml"))\nrunner = Runner(nn.Linear(1, 1), cfg["init"])\nrunner.start()\n';
+  const lint = (text: string, gpuCount = 2, files: Record<string, string> = {}) => {
+    writeFileSync(join(dir, "helper.py"), files.helper ?? helper);
+    writeFileSync(join(dir, "holder.py"), files.holder ?? holder);
+    const project = new ProjectIndex().lookupFor(join(dir, "main.py"), lookupOptions({}));
+    const r = lintPython(text, { project, select: ["GPU017"], machine: { gpuCount, uuids: [] } });
+    r.tree?.delete();
+    return r.diagnostics;
+  };
+  const [d, ...rest] = lint(main);
+  assert.equal(rest.length, 0);
+  assert.deepEqual([d.range.start.line, d.range.start.character], [5, 33]);
+  assert.equal(
+    d.message,
+    'cfg.yaml sets init.gpu_ids to [0, 1, 2] (line 4), and Runner() uses init["gpu_ids"] in start() → prepare(**init) → DataParallel(device_ids=…) (helper.py:5), but this machine has 2 GPUs (ordinals 0..1): device 2 does not exist (DataParallel: Invalid device id)',
+  );
+  assert.deepEqual(lint(main, 3), [], "the machine has every id");
+  assert.deepEqual(lint(main.replace("runner.start()\n", "")), [], "the method is never called");
+  assert.deepEqual(lint(main.replace("runner.start()", "runner = None\nrunner.start()")), [], "bound again");
+  for (const changed of [
+    holder.replace("**self.init)", "gpu_ids=[0], **self.init)"),
+    holder + '\n    def reset(self):\n        self.init["gpu_ids"] = [0]\n',
+    holder + "\n    def reset(self):\n        self.init = {}\n",
+    holder.replace("self.model = prepare", "self.init.update(gpu_ids=[0])\n        self.model = prepare"),
+  ])
+    assert.deepEqual(lint(main, 2, { holder: changed }), [], changed);
+  const visible = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0,1,2"\n' + helper;
+  assert.deepEqual(lint(main, 2, { helper: visible }), [], "the callee's module selects GPUs");
+  const counted = helper.replace(
+    "    model = nn.DataParallel",
+    "    if torch.cuda.device_count() > 1:\n        model = nn.DataParallel",
+  );
+  assert.deepEqual(lint(main, 2, { helper: "import torch\n" + counted }), [], "the callee counts GPUs");
+  // A function of another module unpacking its own parameter.
+  writeFileSync(
+    join(dir, "direct.py"),
+    "from helper import prepare\n\n\ndef build(model, init):\n    return prepare(model, **init)\n",
+  );
+  const [f] = lint(
+    'import yaml\nimport torch.nn as nn\nfrom direct import build\n\ncfg = yaml.safe_load(open("cfg.yaml"))\nbuild(nn.Linear(1, 1), cfg["init"])\n',
+  );
+  assert.match(f.message, /build\(\) uses init\["gpu_ids"\] in prepare\(\*\*init\) → DataParallel/);
+});
+
+test("GPU017 follows an option's \"0,1\" default that another module's parse() turns into ints and returns, into a project function's DataParallel", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu017-optlist-"));
+  mkdirSync(join(dir, ".git"));
+  const options =
+    'import argparse\n\n\nclass Opts:\n    def __init__(self):\n        self.parser = argparse.ArgumentParser()\n        self.parser.add_argument("--data", default="./data")\n        self.parser.add_argument("--gpu_ids", type=str, default="0,1")\n\n    def parse(self):\n        opt = self.parser.parse_args()\n        ids = []\n        for token in opt.gpu_ids.split(","):\n            g = int(token)\n            if g >= 0:\n                ids.append(g)\n        opt.gpu_ids = ids\n        print(vars(opt))\n        return opt\n';
+  const nets =
+    "import torch.nn as nn\n\n\ndef wrap(net, gpu_ids):\n    return nn.DataParallel(net, device_ids=gpu_ids)\n\n\ndef build(width, gpu_ids):\n    return wrap(nn.Linear(width, width), gpu_ids)\n";
+  const train =
+    "from nets import build\nfrom options import Opts\n\nopt = Opts().parse()\nnet = build(8, opt.gpu_ids)\nprint(opt.data)\n";
+  const launch = (args?: string[]) => ({
+    script: join(dir, "run.sh"),
+    line: 1,
+    nodes: "one" as const,
+    from: "",
+    documented: false,
+    ...(args ? { args } : {}),
+  });
+  const lint = (
+    o: {
+      text?: string;
+      nets?: string;
+      options?: string;
+      gpuCount?: number;
+      preview?: boolean;
+      launches?: ReturnType<typeof launch>[];
+    } = {},
+  ) => {
+    writeFileSync(join(dir, "options.py"), o.options ?? options);
+    writeFileSync(join(dir, "nets.py"), o.nets ?? nets);
+    const project = new ProjectIndex().lookupFor(join(dir, "train.py"), lookupOptions({}));
+    const r = lintPython(o.text ?? train, {
+      project,
+      select: ["GPU017"],
+      preview: o.preview ?? false,
+      machine: { gpuCount: o.gpuCount ?? 1, uuids: [] },
+      ...(o.launches ? { launchNodes: o.launches } : {}),
+    });
+    r.tree?.delete();
+    return r.diagnostics;
+  };
+  // Nothing starts train.py: a run may pass --gpu_ids (preview).
+  assert.deepEqual(lint(), []);
+  const [p] = lint({ preview: true });
+  assert.deepEqual([p.range.start.line, p.range.start.character], [4, 15]);
+  assert.equal(
+    p.message,
+    'opt.gpu_ids is [0, 1] from the default of --gpu_ids ("0,1", options.py:8: a run without --gpu_ids), and build() hands it to wrap() → DataParallel(device_ids=…) (nets.py:5), but this machine has 1 GPU (ordinals 0..0): device 1 does not exist (DataParallel: Invalid device id)',
+  );
+  // The project's one script starts it without the option: what runs is the default.
+  const [d, ...rest] = lint({ launches: [launch(["--data", "./x"])] });
+  assert.equal(rest.length, 0);
+  assert.match(d.message, /the project's scripts start this file without it\)/);
+  for (const args of [["--gpu_ids", "0"], ["--gpu=0"], undefined])
+    assert.deepEqual(lint({ launches: [launch(args)], preview: true }), [], String(args));
+  assert.deepEqual(lint({ launches: [launch(["--data", "x"]), launch()], preview: true }), [], "one launch not known");
+  assert.deepEqual(lint({ gpuCount: 2, preview: true }), [], "the machine has both");
+  assert.deepEqual(lint({ gpuCount: 0, preview: true }), [], "no GPU: DataParallel stays on the CPU");
+  const caught = nets.replace(
+    "    return wrap(nn.Linear(width, width), gpu_ids)\n",
+    "    try:\n        return wrap(nn.Linear(width, width), gpu_ids)\n    except AssertionError:\n        return None\n",
+  );
+  assert.deepEqual(lint({ nets: caught, preview: true }), [], "the error is caught");
+  // A comprehension in place converts too.
+  const comprehension = options.replace(
+    /ids = \[\]\n.*opt\.gpu_ids = ids\n/s,
+    'opt.gpu_ids = [int(t) for t in opt.gpu_ids.split(",")]\n',
+  );
+  assert.equal(lint({ options: comprehension, preview: true }).length, 1);
+  for (const changed of [
+    options.replace("if g >= 0:", "if g > 0:"),
+    options.replace("ids.append(g)", "ids.append(g)\n                break"),
+    options.replace("        return opt", "        helper(opt)\n        return opt"),
+    options.replace("        return opt", "        opt.gpu_ids = [0]\n        return opt"),
+    options.replace('default="0,1"', 'default="0,1", nargs="+"'),
+    options.replace("        return opt", "        return None"),
+    options.replace("        return opt", '        os.environ["CUDA_VISIBLE_DEVICES"] = "1,0"\n        return opt'),
+  ])
+    assert.deepEqual(lint({ options: changed, preview: true }), [], changed);
+  for (const text of [
+    train.replace("net = build", "opt.gpu_ids = [0]\nnet = build"),
+    train.replace("net = build", "fix(opt)\nnet = build"),
+    train.replace("net = build", "opt = None\nnet = build"),
+    'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n' + train,
+  ])
+    assert.deepEqual(lint({ text, preview: true }), [], text);
+  assert.equal(lint({ text: train.replace("print(opt.data)", "print(opt)"), preview: true }).length, 1, "printing");
+});

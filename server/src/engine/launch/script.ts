@@ -809,3 +809,199 @@ function singleAssignments(model: ModuleModel): {
   });
   return { converted, once };
 }
+
+/** A list of device ids that a function's returned namespace holds for a run without the option ({@link returnedOptionLists}). */
+export interface OptionList {
+  /** The namespace attribute (`gpu_ids`), and the ids the option's `"0,1"` default becomes. */
+  dest: string;
+  ids: number[];
+  /** The option's longest spelling, its default as written (`"0,1"`), and the declaration's 1-based line. */
+  option: string;
+  text: string;
+  line: number;
+  /** Every spelling of the option (`-g`, `--gpu_ids`). */
+  spellings: string[];
+}
+
+/**
+ * The functions of the module (and methods of its classes, as `Class.method`) that parse the
+ * command line (`opt = self.parser.parse_args()`, the name's one assignment there), turn an
+ * option's comma-separated default into a list of ints in place and return the namespace (`return
+ * opt`, every return): `opt.gpu_ids = ids` after `ids = []` and a loop `for t in opt.gpu_ids.split(","):`
+ * that appends `int(t)` (kept where `>= 0`), or `opt.gpu_ids = [int(t) for t in opt.gpu_ids.split(",")]`.
+ * Silent, as {@link argparseDefaultOrdinals}, where the option is declared more than once or has no
+ * plain-string default, the module names CUDA_VISIBLE_DEVICES, the attribute is assigned elsewhere in the module, the module calls
+ * `set_defaults` or hands a parser to a call, or the function hands the namespace to a call (printing
+ * and `vars(opt)` reads aside).
+ */
+export function returnedOptionLists(model: ModuleModel): Map<string, OptionList[]> {
+  const out = new Map<string, OptionList[]>();
+  if (!model.text.includes("add_argument") || !model.text.includes("parse_args") || parserEscapes(model)) return out;
+  // Ids may be relative to a selection the module makes.
+  if (model.text.includes("CUDA_VISIBLE_DEVICES")) return out;
+  const byDest = optionDefaults(model);
+  const assigned = new Map<string, number>();
+  forEachTarget(model, (t) => {
+    const dest = t.type === "attribute" ? t.childForFieldName("attribute")!.text : null;
+    if (dest) assigned.set(dest, (assigned.get(dest) ?? 0) + 1);
+  });
+  for (const def of model.nodesOfType("function_definition")) {
+    const key = def ? topLevelName(def) : null;
+    const ns = def && key ? parsedNamespace(def) : null;
+    if (!def || !key || !ns || !namespaceKept(def, ns)) continue;
+    const lists: OptionList[] = [];
+    for (const a of def.descendantsOfType("assignment")) {
+      const left = a?.childForFieldName("left");
+      const dest = left?.type === "attribute" ? left.childForFieldName("attribute")!.text : null;
+      if (!a || !dest || left!.childForFieldName("object")?.text !== ns || assigned.get(dest) !== 1) continue;
+      const o = byDest.get(dest);
+      const ids = o && !o.integer ? idsOf(o.text) : null;
+      if (!o || !ids || enclosingFunction(a)?.id !== def.id || !convertsInPlace(def, a, ns, dest)) continue;
+      const spellings = [...argparseOptions(model)].filter(([, x]) => x.dest === dest).map(([k]) => k);
+      lists.push({ dest, ids, option: o.option, text: `"${o.text}"`, line: o.line, spellings });
+    }
+    if (lists.length) out.set(key, lists);
+  }
+  return out;
+}
+
+/** `f` for a module-level function, `C.m` for a method of a module-level class; null otherwise. */
+function topLevelName(def: SyntaxNode): string | null {
+  const name = def.childForFieldName("name")?.text;
+  const at = def.parent?.type === "decorated_definition" ? def.parent : def;
+  if (!name || at.parent?.type === "module") return name ?? null;
+  const cls = at.parent?.parent;
+  const outer = cls?.parent?.type === "decorated_definition" ? cls.parent : cls;
+  if (cls?.type !== "class_definition" || outer?.parent?.type !== "module") return null;
+  return `${cls.childForFieldName("name")?.text}.${name}`;
+}
+
+/** The name `def` binds once to `X.parse_args()` (no arguments) and returns at every `return`; null otherwise. */
+function parsedNamespace(def: SyntaxNode): string | null {
+  const own = (n: SyntaxNode) => enclosingFunction(n)?.id === def.id;
+  let ns: string | null = null;
+  for (const a of def.descendantsOfType("assignment")) {
+    const left = a?.childForFieldName("left");
+    const right = a?.childForFieldName("right");
+    if (!a || !own(a) || left?.type !== "identifier" || methodName(right) !== "parse_args") continue;
+    if (ns !== null || right!.childForFieldName("arguments")?.namedChildren.length) return null;
+    ns = left.text;
+  }
+  if (!ns) return null;
+  let bound = 0;
+  forEachTargetIn(def, (t) => {
+    if (t.type === "identifier" && t.text === ns) bound++;
+  });
+  const returns = def.descendantsOfType("return_statement").filter((r) => !!r && own(r));
+  return bound === 1 && returns.length > 0 && returns.every((r) => r!.namedChildren[0]?.text === ns) ? ns : null;
+}
+
+/** Calls `visit` with each target of the assignments and `for` loops in `def` (nested ones included). */
+function forEachTargetIn(def: SyntaxNode, visit: (t: SyntaxNode) => void): void {
+  for (const a of def.descendantsOfType(["assignment", "augmented_assignment", "for_statement"])) {
+    const left = a?.childForFieldName("left");
+    const targets = left?.type === "pattern_list" || left?.type === "tuple_pattern" ? left.namedChildren : [left];
+    for (const t of targets) if (t) visit(t);
+  }
+}
+
+/** Whether every mention of namespace `ns` in `def` reads or assigns an attribute, is printed, read through `vars()`, or returned. */
+function namespaceKept(def: SyntaxNode, ns: string): boolean {
+  for (const ref of def.descendantsOfType("identifier")) {
+    if (!ref || ref.text !== ns) continue;
+    const p = ref.parent;
+    if (!p) return false;
+    if (p.type === "attribute") {
+      if (p.childForFieldName("object")?.id !== ref.id) continue;
+      const called = p.parent?.type === "call" && p.parent.childForFieldName("function")?.id === p.id;
+      if (called && p.childForFieldName("attribute")?.text !== "split") return false;
+      continue;
+    }
+    if (p.type === "return_statement" || (p.type === "assignment" && p.childForFieldName("left")?.id === ref.id))
+      continue;
+    const call = p.type === "argument_list" ? p.parent : null;
+    const fn = call?.childForFieldName("function")?.text;
+    if (fn === "print" || (fn === "vars" && !changesThroughVars(call!))) continue;
+    return false;
+  }
+  return true;
+}
+
+/**
+ * Whether assignment `a` (`ns.dest = ...`) stores the ints of `ns.dest.split(",")`: a list
+ * comprehension or `list(map(int, ...))` of it, or a name bound once in `def` to `[]` and filled
+ * only by `name.append(int(t))` (or of a name bound to `int(t)`, under `if g >= 0` at most) in a
+ * loop `for t in ns.dest.split(","):` before `a`, with no `break`, `continue` or other mention.
+ */
+function convertsInPlace(def: SyntaxNode, a: SyntaxNode, ns: string, dest: string): boolean {
+  const right = a.childForFieldName("right");
+  const split = splitInts(right);
+  if (split) return split.text === `${ns}.${dest}`;
+  if (right?.type !== "identifier") return false;
+  const name = right.text;
+  const loops = def
+    .descendantsOfType("for_statement")
+    .filter((f) => !!f && f.endIndex < a.startIndex && splitOf(f.childForFieldName("right")) === `${ns}.${dest}`);
+  const loop = loops.length === 1 ? loops[0]! : null;
+  const t = loop?.childForFieldName("left");
+  const body = loop?.childForFieldName("body");
+  if (
+    !loop ||
+    t?.type !== "identifier" ||
+    !body ||
+    body.descendantsOfType(["break_statement", "continue_statement"]).length
+  )
+    return false;
+  let appends = 0;
+  for (const ref of def.descendantsOfType("identifier")) {
+    if (!ref || ref.text !== name || ref.id === right.id) continue;
+    const p = ref.parent!;
+    if (p.type === "assignment" && p.childForFieldName("left")?.id === ref.id) {
+      const v = p.childForFieldName("right");
+      if (v?.type !== "list" || v.namedChildren.length || p.endIndex > loop.startIndex) return false;
+      continue;
+    }
+    const call = p.type === "attribute" && p.childForFieldName("attribute")?.text === "append" ? p.parent : null;
+    const arg = call?.type === "call" ? callArgs(call).positional : [];
+    if (!call || arg.length !== 1 || call.startIndex < body.startIndex || call.endIndex > body.endIndex) return false;
+    if (!intOf(arg[0], t.text, body) || !keptNonNegative(call, body, arg[0])) return false;
+    appends++;
+  }
+  return (
+    appends > 0 &&
+    def.descendantsOfType("assignment").filter((x) => x?.childForFieldName("left")?.text === name).length === 1
+  );
+}
+
+/** `x` of `x.split(",")` as written; null otherwise. */
+function splitOf(n: SyntaxNode | null): string | null {
+  const fn = n?.type === "call" ? n.childForFieldName("function") : null;
+  if (fn?.type !== "attribute" || fn.childForFieldName("attribute")?.text !== "split") return null;
+  return stringValue(callArgs(n!).positional[0]) === "," ? (fn.childForFieldName("object")?.text ?? null) : null;
+}
+
+/** Whether `v` is `int(t)`, or a name bound once in `body` to `int(t)`. */
+function intOf(v: SyntaxNode, t: string, body: SyntaxNode): boolean {
+  const isInt = (n: SyntaxNode | null | undefined) =>
+    n?.type === "call" && n.childForFieldName("function")?.text === "int" && callArgs(n).positional[0]?.text === t;
+  if (isInt(v)) return true;
+  if (v.type !== "identifier") return false;
+  const binds = body.descendantsOfType("assignment").filter((a) => a?.childForFieldName("left")?.text === v.text);
+  return binds.length === 1 && isInt(binds[0]!.childForFieldName("right"));
+}
+
+/** Whether the append `call` runs for every non-negative id: under no condition in `body`, or only under `if g >= 0` / `g > -1` of its argument. */
+function keptNonNegative(call: SyntaxNode, body: SyntaxNode, g: SyntaxNode): boolean {
+  for (let p = call.parent; p && p.id !== body.id; p = p.parent) {
+    if (p.type === "expression_statement" || p.type === "block") continue;
+    if (
+      p.type !== "if_statement" ||
+      p.namedChildren.some((c) => c?.type === "else_clause" || c?.type === "elif_clause")
+    )
+      return false;
+    const c = p.childForFieldName("condition");
+    const text = c?.type === "comparison_operator" ? c.text.replace(/\s+/g, "") : "";
+    if (text !== `${g.text}>=0` && text !== `${g.text}>-1`) return false;
+  }
+  return true;
+}

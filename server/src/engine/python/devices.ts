@@ -444,9 +444,10 @@ export function constructorOf(cls: SyntaxNode): SyntaxNode | undefined {
 /**
  * Whether every mention of `name` (an identifier, or `self.X`) in `scope` reads an entry of it
  * (`name.x`, `name["x"]`, not a method called on it nor an assignment's target), is printed or
- * logged, or is kept as it is (`self.X = name`): no call gets it to change it.
+ * logged, or is kept as it is (`self.X = name`): no call gets it to change it. With `splats`, also
+ * unpacked into a call's arguments (`f(**cfg)`: the callee gets a copy of its entries).
  */
-function onlyRead(scope: SyntaxNode, name: string): boolean {
+function onlyRead(scope: SyntaxNode, name: string, splats = false): boolean {
   const type = name.includes(".") ? "attribute" : "identifier";
   for (const ref of scope.descendantsOfType(type)) {
     if (!ref || ref.text !== name) continue;
@@ -471,6 +472,8 @@ function onlyRead(scope: SyntaxNode, name: string): boolean {
       if (isAssigned(parent)) return false;
       continue;
     }
+    // `f(**cfg)` hands on a copy of its entries.
+    if (splats && parent.type === "dictionary_splat" && parent.parent?.type === "argument_list") continue;
     const call = parent.type === "argument_list" ? parent.parent : null;
     const fn = call?.childForFieldName("function")?.text ?? "";
     if (fn === "print" || /^(logging|logger|self\.logger|log)\.\w+$/.test(fn)) continue;
@@ -549,6 +552,85 @@ export function namesBoundIn(def: SyntaxNode): Set<string> {
       if (left?.type === "identifier") out.add(left.text);
     }
     for (const c of n.namedChildren) if (c) stack.push(c);
+  }
+  return out;
+}
+
+/** A parameter of a function (or of a class's constructor) that the function unpacks with `**` into a call. */
+export interface SplatParam {
+  /** Its position among the parameters (0-based; `self` counts), and its name. */
+  index: number;
+  name: string;
+  /** The call's callee as the module resolves it (`utils.initialize_model`), and its arguments written besides the `**`. */
+  callee: string;
+  positional: number;
+  keywords: string[];
+  /** The method of the class that holds the call, where it is not `def` itself (`setup`); null in `def`. */
+  method: string | null;
+  /** The call's 1-based line. */
+  line: number;
+}
+
+/**
+ * The parameters of `def` that it unpacks with `**` into a call whose callee the module resolves
+ * (`initialize_model(model, **init_config)`), directly or, for a constructor (`scope` its class),
+ * through `self.X` where `def` assigns `self.X = param` (the class's one assignment of `self.X`) and
+ * a method of the class unpacks `**self.X`. Silent for a parameter `def` rebinds, and for a name
+ * (or `self.X`) used otherwise than read, printed, kept or unpacked (a call may change the dict).
+ */
+export function splatParams(model: ModuleModel, def: SyntaxNode, scope: SyntaxNode = def): SplatParam[] {
+  const params = positionalParams(def);
+  const body = def.childForFieldName("body");
+  if (!body || !params.some(Boolean) || !scope.text.includes("**")) return [];
+  const rebound = namesBoundIn(def);
+  const assigned = new Map<string, number>();
+  for (const a of scope.descendantsOfType("assignment")) {
+    const left = a?.childForFieldName("left")?.text;
+    if (left) assigned.set(left, (assigned.get(left) ?? 0) + 1);
+  }
+  const kept = new Map<string, { param: string; end: number }>();
+  for (const a of body.descendantsOfType("assignment")) {
+    const left = a?.childForFieldName("left");
+    const right = a?.childForFieldName("right");
+    if (!a || left?.type !== "attribute" || left.childForFieldName("object")?.text !== params[0]) continue;
+    if (right?.type === "identifier" && params.includes(right.text) && assigned.get(left.text) === 1)
+      kept.set(left.text, { param: right.text, end: a.endIndex });
+  }
+  const out: SplatParam[] = [];
+  for (const s of scope.descendantsOfType("dictionary_splat")) {
+    const inner = s?.namedChildren[0];
+    const call = s?.parent?.type === "argument_list" ? s.parent.parent : null;
+    const owner = s ? enclosingDef(s) : null;
+    if (!s || !inner || call?.type !== "call" || !owner || owner.text.includes("device_count")) continue;
+    if (owner.descendantsOfType("try_statement").some((t) => t!.startIndex < s.startIndex && s.endIndex < t!.endIndex))
+      continue;
+    let param: string | null = null;
+    if (inner.type === "identifier" && owner.id === def.id && !rebound.has(inner.text)) {
+      param = onlyRead(body, inner.text, true) ? inner.text : null;
+    } else if (inner.type === "attribute" && kept.has(inner.text)) {
+      const k = kept.get(inner.text)!;
+      const inDef = owner.id === def.id;
+      // In another method of the class, `self` is its first parameter too; in `def`, after the assignment.
+      const method = owner.parent?.type === "decorated_definition" ? owner.parent : owner;
+      const ok = inDef
+        ? k.end <= s.startIndex
+        : method.parent?.parent?.id === scope.id && positionalParams(owner)[0] === params[0];
+      param = ok && !rebound.has(k.param) && onlyRead(scope, inner.text, true) ? k.param : null;
+    }
+    const index = param ? params.indexOf(param) : -1;
+    const callee = calleePath(model, call);
+    if (index < 0 || (index === 0 && params[0] === "self") || !callee) continue;
+    const { positional, keywords } = callArgs(call);
+    if (call.childForFieldName("arguments")!.namedChildren.some((a) => a?.type === "list_splat")) continue;
+    out.push({
+      index,
+      name: param!,
+      callee,
+      positional: positional.filter((a) => a.type !== "dictionary_splat").length,
+      keywords: [...keywords.keys()],
+      method: owner.id === def.id ? null : (owner.childForFieldName("name")?.text ?? null),
+      line: call.startPosition.row + 1,
+    });
   }
   return out;
 }

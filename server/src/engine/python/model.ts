@@ -107,6 +107,11 @@ export interface KeyedDeviceUse {
   form: string;
   /** `rnn_trainer.py:15`, relative to the asking file's folder. */
   where: string;
+  /**
+   * The use is in this method of the class (its constructor keeps the parameter: `self.cfg = cfg`),
+   * not in the constructor: it happens where the instance's method is called.
+   */
+  method?: string;
 }
 
 /** {@link ProjectLookup.callableOrdinalParams}' answer: a parameter that reaches a CUDA device use unchanged (python/passedOrdinals.ts). */
@@ -168,6 +173,27 @@ export interface ProjectLookup {
    * and where; null when none or not a project function. Optional, as {@link callableReturns}.
    */
   callableOrdinalParams?(path: string): ReadonlyArray<PassedOrdinalUse> | null;
+  /**
+   * The parameters of the project function at `path` that become DataParallel's list of ids there
+   * or in a function of its module it passes them to (python/project.ts `chainLists`), with where;
+   * null when none or not a project function. Optional, as {@link callableReturns}.
+   */
+  callableListParams?(path: string): ReadonlyArray<{ index: number; name: string; form: string; where: string }> | null;
+  /**
+   * The lists of device ids that the argparse namespace returned by the project function (or method,
+   * `options.TrainOptions.parse`) at `path` holds for a run without the option (launch/script.ts
+   * `returnedOptionLists`), with where the option is declared; null when none. Optional, as
+   * {@link callableReturns}.
+   */
+  callableOptionLists?(path: string): ReadonlyArray<{
+    dest: string;
+    ids: number[];
+    option: string;
+    text: string;
+    line: number;
+    spellings: string[];
+    where: string;
+  }> | null;
   /**
    * The text of the project file at `relative` (to this file's folder; inside the project's root
    * only), read as modules are (size-limited), or null; the file becomes a dependency. Optional, as

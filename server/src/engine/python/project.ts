@@ -55,12 +55,18 @@ import {
   deviceParams,
   deviceSlots,
   keyedDeviceParams,
+  namesBoundIn,
+  positionalParams,
+  splatParams,
   type DeviceParam,
   type KeyedDeviceParam,
+  type SplatParam,
 } from "./devices";
 import { ordinalParams, type OrdinalParam } from "./passedOrdinals";
+import { returnedOptionLists, type OptionList } from "../launch/script";
 import { ModuleTrees, topLevelStatements, type StatementRange } from "./moduleTrees";
-import { pythonInput } from "./parser";
+import { enclosingFunction, pythonInput, type SyntaxNode } from "./parser";
+import { callArgs } from "../rules/shared/py";
 import { tfConfigHelpers, TF_CONFIG_WORDS } from "./tfConfigHelpers";
 import { isWordCode } from "../../../../common/src/python/lineStructure";
 import { documentedLaunchNodes, DOC_PYTHON_WORDS, documentsAround } from "../slurmLaunch";
@@ -147,6 +153,12 @@ interface ModuleValues {
   keyed: Map<string, KeyedDeviceParam[]>;
   /** By module-level function or class name (its constructor): python/passedOrdinals.ts `ordinalParams`. */
   ordinals: Map<string, OrdinalParam[]>;
+  /** By module-level function or class name (its constructor): the parameters it hands to DataParallel as the list of ids (python/devices.ts `deviceParams` over `deviceIdLists`). */
+  lists: Map<string, DeviceParam[]>;
+  /** By module-level function or class name (its constructor): the parameters it unpacks with `**` into a call (python/devices.ts `splatParams`). */
+  splats: Map<string, SplatParam[]>;
+  /** By function name or `Class.method`: the lists of ids its returned argparse namespace holds (launch/script.ts `returnedOptionLists`). */
+  optionLists: Map<string, OptionList[]>;
 }
 
 /** What one file does with its CUDA device (python/childDevice.ts; GPU075's ProjectLookup.processDevice and rankCaller). */
@@ -367,6 +379,8 @@ export class ProjectIndex {
       callableDeviceParams: (path) => this.deviceParamsAt(functionFile(path), path, from, options, deps),
       callableKeyedDeviceParams: (path) => this.keyedParamsAt(functionFile(path), path, from, options, deps),
       callableOrdinalParams: (path) => this.ordinalParamsAt(functionFile(path), path, from, options, deps),
+      callableListParams: (path) => this.listParamsAt(functionFile(path), path, from, options, deps),
+      callableOptionLists: (path) => this.optionListsAt(path, functionFile, from, options, deps),
       projectText: (relative) => this.projectTextOf(file, relative, deps),
       processDevice: (target) => this.processDeviceOf(file, target, options, deps),
       rankCaller: (launched, callee) => this.rankCallerOf(file, launched, callee, options, deps),
@@ -690,7 +704,91 @@ export class ProjectIndex {
     deps: Set<string>,
   ): KeyedDeviceUse[] | null {
     const params = this.summaryAt(target, path, options, deps, (v) => v.keyed);
+    const out: KeyedDeviceUse[] = (params ?? []).map((d) => ({
+      ...d,
+      where: `${this.label(target!, from)}:${d.line}`,
+    }));
+    const splats = target ? this.valuesOf(target, options).splats.get(path.slice(path.lastIndexOf(".") + 1)) : null;
+    for (const s of splats ?? []) out.push(...this.splattedUses(target!, s, from, options, deps));
+    return out.length ? out : null;
+  }
+
+  /**
+   * The entries of a parameter that the function at `target` unpacks with `**` into a call
+   * ({@link SplatParam}) that become DataParallel's list of ids or a device ordinal in the callee,
+   * a project function of another module (or of `target`), by the name of its parameter: a use by
+   * key (`init_config["gpu_ids"]`), with the method that holds the call. None where the call writes
+   * that parameter itself, or the callee's module names CUDA_VISIBLE_DEVICES.
+   */
+  private splattedUses(
+    target: string,
+    s: SplatParam,
+    from: string,
+    options: BaseOptions,
+    deps: Set<string>,
+  ): KeyedDeviceUse[] {
+    const local = !s.callee.includes(".");
+    const file = local ? target : this.functionFileOf(target, s.callee, options, deps);
+    if (!file) return [];
+    deps.add(file);
+    if (this.read(file)?.includes("CUDA_VISIBLE_DEVICES")) return [];
+    const values = this.valuesOf(file, options);
+    const name = s.callee.slice(s.callee.lastIndexOf(".") + 1);
+    const out: KeyedDeviceUse[] = [];
+    const uses = [
+      ...(values.lists.get(name) ?? []).map((d) => ({ d, list: true })),
+      ...(values.params.get(name) ?? []).map((d) => ({ d, list: false })),
+    ];
+    for (const { d, list } of uses) {
+      if (d.index < s.positional || s.keywords.includes(d.name)) continue;
+      out.push({
+        index: s.index,
+        name: s.name,
+        key: d.name,
+        subscript: true,
+        converts: false,
+        list,
+        form: `${s.method ? `${s.method}() → ` : ""}${name}(**${s.name}) → ${d.form}`,
+        where: `${this.label(file, from)}:${d.line}`,
+        ...(s.method ? { method: s.method } : {}),
+      });
+    }
+    return out;
+  }
+
+  /** {@link ProjectLookup.callableListParams} for the function at dotted `path`, defined in `target`. */
+  private listParamsAt(
+    target: string | null,
+    path: string,
+    from: string,
+    options: BaseOptions,
+    deps: Set<string>,
+  ): Array<DeviceParam & { where: string }> | null {
+    const params = this.summaryAt(target, path, options, deps, (v) => v.lists);
     return params ? params.map((d) => ({ ...d, where: `${this.label(target!, from)}:${d.line}` })) : null;
+  }
+
+  /**
+   * {@link ProjectLookup.callableOptionLists} for the function at dotted `path` (`options.parse`), or
+   * the method (`options.TrainOptions.parse`), its file found by `functionFile`.
+   */
+  private optionListsAt(
+    path: string,
+    functionFile: (path: string) => string | null,
+    from: string,
+    options: BaseOptions,
+    deps: Set<string>,
+  ): Array<OptionList & { where: string }> | null {
+    const at = path.lastIndexOf(".");
+    const direct = functionFile(path);
+    const target = direct ?? (at > 0 ? functionFile(path.slice(0, at)) : null);
+    if (!target) return null;
+    const key = direct ? path.slice(at + 1) : path.slice(path.lastIndexOf(".", at - 1) + 1);
+    deps.add(target);
+    // Parsed only where it parses a command line (most callees do not).
+    if (!this.read(target)?.includes("parse_args")) return null;
+    const lists = this.valuesOf(target, options).optionLists.get(key);
+    return lists?.length ? lists.map((l) => ({ ...l, where: `${this.label(target, from)}:${l.line}` })) : null;
   }
 
   /** {@link ProjectLookup.callableOrdinalParams} for the function or class at dotted `path`, defined in `target`. */
@@ -1169,11 +1267,16 @@ export class ProjectIndex {
     let v = this.values.get(file);
     if (v) return v;
     const text = this.read(file);
-    v = { returns: new Map(), value: new Map(), params: new Map(), keyed: new Map(), ordinals: new Map() };
+    v = emptyValues();
     if (
       text !== null &&
       text.length <= MAX_MODULE_BYTES &&
-      (RANK_WORDS.some((w) => text.includes(w)) || text.includes("device") || text.includes("cuda"))
+      (RANK_WORDS.some((w) => text.includes(w)) ||
+        text.includes("device") ||
+        text.includes("cuda") ||
+        text.includes("**") ||
+        text.includes("DataParallel") ||
+        text.includes("parse_args"))
     ) {
       const tree = ModuleTrees.parse(pythonInput(text), false);
       try {
@@ -1456,20 +1559,66 @@ function asFound(e: InitEvent | null, file: string): Found | null {
 /** A cheap gate: no rank can be read without one of these words (RANK_VARIABLES, the rank calls, Accelerate's attributes). */
 const RANK_WORDS = ["RANK", "PROCID", "LOCALID", "get_rank", "process_index", "get_node_local_rank"];
 
-function moduleValues(tree: ModuleTrees, text: string, options: BaseOptions): ModuleValues {
-  const out: ModuleValues = {
+/**
+ * Adds to `lists` the parameters of the module's functions that they pass on unchanged, as an
+ * argument, to a function of the module whose parameter is DataParallel's list of ids there
+ * (`define_G(ngf, gpu_ids)` calling `init_net(net, gpu_ids)`), two calls deep.
+ */
+function chainLists(model: ModuleModel, lists: Map<string, DeviceParam[]>): void {
+  for (let pass = 0; pass < 2; pass++)
+    for (const [name, def] of model.functions) {
+      if (guarded(def)) continue;
+      const params = positionalParams(def);
+      const rebound = namesBoundIn(def);
+      const found = lists.get(name) ?? [];
+      for (const call of def.descendantsOfType("call")) {
+        const fn = call?.childForFieldName("function");
+        const callee = fn?.type === "identifier" && fn.text !== name ? lists.get(fn.text) : undefined;
+        if (!call || !callee || enclosingFunction(call)?.id !== def.id) continue;
+        const { positional, keywords } = callArgs(call);
+        if (positional.some((a) => a.type === "list_splat" || a.type === "dictionary_splat")) continue;
+        for (const d of callee) {
+          const arg = keywords.get(d.name) ?? positional[d.index];
+          const index = arg?.type === "identifier" && !rebound.has(arg.text) ? params.indexOf(arg.text) : -1;
+          if (index >= 0 && !found.some((f) => f.index === index))
+            found.push({ index, name: arg!.text, form: `${fn!.text}() → ${d.form}`, line: d.line });
+        }
+      }
+      if (found.length) lists.set(name, found);
+    }
+}
+
+/**
+ * Whether `def` may leave its DataParallel out or catch its error: it counts GPUs (`if
+ * torch.cuda.device_count() > 1:`) or holds a `try`.
+ */
+function guarded(def: SyntaxNode): boolean {
+  return def.text.includes("device_count") || def.descendantsOfType("try_statement").length > 0;
+}
+
+/** A module's values before any is found. */
+function emptyValues(): ModuleValues {
+  return {
     returns: new Map(),
     value: new Map(),
     params: new Map(),
     keyed: new Map(),
     ordinals: new Map(),
+    lists: new Map(),
+    splats: new Map(),
+    optionLists: new Map(),
   };
+}
+
+function moduleValues(tree: ModuleTrees, text: string, options: BaseOptions): ModuleValues {
+  const out = emptyValues();
   // A full model (the environment reads anywhere: the walks as imported leave them out).
   const model: ModuleModel = buildModel(tree, text, { ...options });
   const flow = RANK_WORDS.some((w) => text.includes(w)) ? new RankFlow(model) : null;
   const slots = deviceSlots(model);
   // Entries of a config may also be lists of ids handed to DataParallel.
-  const keyedSlots = [...slots, ...deviceIdLists(model)];
+  const idLists = deviceIdLists(model);
+  const keyedSlots = [...slots, ...idLists];
   const torch = model.frameworks.has("torch");
   // The module's code (a string, not a comment) names CUDA_VISIBLE_DEVICES: its ordinals may be relative to a selection.
   const visible =
@@ -1496,13 +1645,22 @@ function moduleValues(tree: ModuleTrees, text: string, options: BaseOptions): Mo
     if (keyed.length) out.keyed.set(name, keyed);
     const ordinals = slots.length ? ordinalParams(def, slots, torch, undefined, visible) : [];
     if (ordinals.length) out.ordinals.set(name, ordinals);
+    const lists = idLists.length && !guarded(def) ? deviceParams(def, idLists) : [];
+    if (lists.length) out.lists.set(name, lists);
+    const splats = splatParams(model, def);
+    if (splats.length) out.splats.set(name, splats);
   }
+  if (idLists.length) chainLists(model, out.lists);
+  out.optionLists = returnedOptionLists(model);
   for (const [name, cls] of model.classes) {
     const init = keyedSlots.length && !model.functions.has(name) ? constructorOf(cls) : undefined;
     const keyed = init ? keyedDeviceParams(init, keyedSlots, cls).map((d) => ({ ...d, index: d.index - 1 })) : [];
     if (keyed.length) out.keyed.set(name, keyed);
     const ordinals = init && slots.length ? ordinalParams(init, slots, torch, cls, visible) : [];
     if (ordinals.length) out.ordinals.set(name, ordinals);
+    const ctor = model.functions.has(name) ? undefined : constructorOf(cls);
+    const splats = ctor ? splatParams(model, ctor, cls).map((d) => ({ ...d, index: d.index - 1 })) : [];
+    if (splats.length) out.splats.set(name, splats);
   }
   return out;
 }

@@ -66,7 +66,7 @@ test("resolveLintOptions: a Python file's launchNodes (its job and shell scripts
   try {
     const got = resolveLintOptions(join(root, "serve.py"), {}, "filesystemFirst").options;
     assert.deepEqual(got.launchNodes, [
-      { script: join(root, "two.sh"), line: 0, nodes: "several", from: "--nnodes=2", documented: false },
+      { script: join(root, "two.sh"), line: 0, nodes: "several", from: "--nnodes=2", documented: false, args: [] },
     ]);
     assert.equal(got.testModule, undefined);
     assert.deepEqual(optionsResolver({}, "filesystemFirst")(join(root, "serve.py")).options, got);

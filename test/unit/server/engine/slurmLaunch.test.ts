@@ -323,11 +323,25 @@ test("launchNodesIn and documentedLaunchNodes: node counts from torchrun's --nno
       // ../train/run.py from debug/: a document's path may also be relative to its own folder.
       { script: "debug/notes.md", line: 13, nodes: "several", from: "srun --nodes=2", documented: true },
       { script: "README.md", line: 1, nodes: "one", from: "--nnodes=1", documented: true },
-      { script: "train/jobs/one.sbatch", line: 3, nodes: "one", from: "#SBATCH --nodes=1", documented: false },
-      { script: "train/jobs/two.sbatch", line: 3, nodes: "several", from: "#SBATCH --nodes=2", documented: false },
-      { script: "train/local.sh", line: 0, nodes: null, from: "no --nnodes", documented: false },
-      { script: "train/local.sh", line: 1, nodes: "several", from: "--nnodes=1:4", documented: false },
-      { script: "train/local.sh", line: 2, nodes: null, from: "--nnodes=$NNODES", documented: false },
+      {
+        script: "train/jobs/one.sbatch",
+        line: 3,
+        nodes: "one",
+        from: "#SBATCH --nodes=1",
+        documented: false,
+        args: [],
+      },
+      {
+        script: "train/jobs/two.sbatch",
+        line: 3,
+        nodes: "several",
+        from: "#SBATCH --nodes=2",
+        documented: false,
+        args: [],
+      },
+      { script: "train/local.sh", line: 0, nodes: null, from: "no --nnodes", documented: false, args: [] },
+      { script: "train/local.sh", line: 1, nodes: "several", from: "--nnodes=1:4", documented: false, args: [] },
+      { script: "train/local.sh", line: 2, nodes: null, from: "--nnodes=$NNODES", documented: false, args: [] },
     ]);
     // The Slurm rules and launchNodesIn read scripts only: no launch from a document there.
     assert.equal(slurmLaunchesOf(join(root, "debug/code/demo.py")).length, 0);
@@ -602,4 +616,24 @@ test('slurmLaunchesOf: srun [shifter ...] bash -c "...; python train.py" starts 
   assert.deepEqual(launches("bash -c 'source $ENV_FILE; python train.py'"), []);
   assert.deepEqual(launches("bash -c 'cd sub; python train.py'"), []);
   assert.deepEqual(launches("bash -c 'CUDA_LAUNCH_BLOCKING=1 python train.py'"), []);
+});
+
+test("launchNodesIn: the words a script passes after the file, where none expands", () => {
+  const root = project({
+    "train.py": "",
+    "run.sh": 'python train.py --data ./d --gpu_ids "0"\npython -u train.py $EXTRA\npython train.py\n',
+  });
+  try {
+    const launches = launchNodesIn(join(root, "train.py"), jobScriptsAround(root, [root]));
+    assert.deepEqual(
+      launches.map((l) => [l.line, l.args]),
+      [
+        [0, ["--data", "./d", "--gpu_ids", "0"]],
+        [1, undefined],
+        [2, []],
+      ],
+    );
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });

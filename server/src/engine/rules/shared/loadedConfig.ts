@@ -3,7 +3,7 @@ import type { KeyedDeviceUse, ModuleModel } from "../../python/model";
 import type { SyntaxNode } from "../../python/parser";
 import { stringValue } from "../../python/parser";
 import type { RuleContext } from "../../rule";
-import { callArgs, calleePath } from "./py";
+import { callArgs, calleePath, enclosingFunction } from "./py";
 import { argparseDefaultOf, argparseOptionDefault } from "../../launch/script";
 
 /** The loaders whose result is the YAML file's mapping as written (no defaults merged in). */
@@ -188,7 +188,8 @@ function judgedCalls(
     const { positional, keywords } = callArgs(call);
     for (const use of uses) {
       const arg = keywords.get(use.name) ?? positional[use.index];
-      if (arg?.id === node.id) out.push({ call, arg, path: path!, prefix, use });
+      if (arg?.id === node.id && (!use.method || methodCalled(model, call, use.method)))
+        out.push({ call, arg, path: path!, prefix, use });
     }
     return true;
   };
@@ -216,6 +217,36 @@ function judgedCalls(
     return null;
   }
   return out;
+}
+
+/**
+ * Whether the instance that `call` makes (`server = Server(...)`, the name's one assignment in its
+ * function) gets `method` called on it there after it (`server.setup()`).
+ */
+function methodCalled(model: ModuleModel, call: SyntaxNode, method: string): boolean {
+  const a = call.parent;
+  const name =
+    a?.type === "assignment" && a.childForFieldName("right")?.id === call.id ? a.childForFieldName("left") : null;
+  if (!a || name?.type !== "identifier") return false;
+  const scope = enclosingFunction(a)?.id ?? null;
+  const here = (n: SyntaxNode) => (enclosingFunction(n)?.id ?? null) === scope;
+  const bound = model
+    .nodesOfType("assignment")
+    .filter((b) => !!b && b.childForFieldName("left")?.text === name.text && here(b)).length;
+  return (
+    bound === 1 &&
+    model.nodesOfType("call").some((c) => {
+      const fn = c?.childForFieldName("function");
+      return (
+        !!c &&
+        c.startIndex > call.endIndex &&
+        fn?.type === "attribute" &&
+        fn.childForFieldName("object")?.text === name.text &&
+        fn.childForFieldName("attribute")?.text === method &&
+        here(c)
+      );
+    })
+  );
 }
 
 /** Whether `n` is (part of) an assignment's target. */
