@@ -20,7 +20,11 @@
 // GPU005, GPU011, GPU012, GPU017 (a YAML config or namespace into another module: loadedConfig.ts,
 // keyed device parameters), GPU040, GPU052 (lightningDevices.ts), GPU057 (poolIndex.ts) and GPU001,
 // and srun's `bash -c` launches took server.js to 1,595,688 bytes and the .vsix to 1,793,997,
-// 11.4 KB over (BENCHMARKS.md, session 68).
+// 11.4 KB over (BENCHMARKS.md, session 68). 1.8 MiB since 2026-12-07 (session 70): GPU073, GPU074 and
+// GPU075 with their pages (21 KB of Markdown) and child-process analysis (python/childDevice.ts),
+// GPU017's id lists through parse() and ** unpacking, and GPU022's Lightning reads from the syntax
+// tree took the minified server.js from 1,661,845 to 1,723,943 bytes and the .vsix from about
+// 1,829,000 (321bb14) to 1,859,789, 24.8 KB over (BENCHMARKS.md, session 70).
 
-/** The largest .vsix `npm run package` may build, in bytes (1.75 MiB). */
-export const MAX_VSIX_BYTES = 1.75 * 1024 * 1024;
+/** The largest .vsix `npm run package` may build, in bytes (1.8 MiB). */
+export const MAX_VSIX_BYTES = 1.8 * 1024 * 1024;
