@@ -461,4 +461,8 @@ test("GPU017 follows an option's \"0,1\" default that another module's parse() t
   ])
     assert.deepEqual(lint({ text, preview: true }), [], text);
   assert.equal(lint({ text: train.replace("print(opt.data)", "print(opt)"), preview: true }).length, 1, "printing");
+  // Named in a comment only, in the options module or the file: no selection is made (the syntax tree's strings decide).
+  const comment = "# run with CUDA_VISIBLE_DEVICES=0,1\n";
+  assert.equal(lint({ options: comment + options, preview: true }).length, 1, "comment in the options module");
+  assert.equal(lint({ text: comment + train, preview: true }).length, 1, "comment in the file");
 });

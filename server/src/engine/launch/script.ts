@@ -7,7 +7,7 @@
  */
 import { dirname, isAbsolute, join } from "node:path";
 import { ModuleTrees } from "../python/moduleTrees";
-import { buildModel, type ModuleModel } from "../python/model";
+import { buildModel, namesVisibleDevices, type ModuleModel } from "../python/model";
 import { enclosingFunction, pythonInput, stringValue, type SyntaxNode } from "../python/parser";
 import { deviceSlots, namesBoundIn, positionalParams } from "../python/devices";
 import { loopsOverDevices } from "../python/deviceLoops";
@@ -838,7 +838,7 @@ export function returnedOptionLists(model: ModuleModel): Map<string, OptionList[
   const out = new Map<string, OptionList[]>();
   if (!model.text.includes("add_argument") || !model.text.includes("parse_args") || parserEscapes(model)) return out;
   // Ids may be relative to a selection the module makes.
-  if (model.text.includes("CUDA_VISIBLE_DEVICES")) return out;
+  if (namesVisibleDevices(model)) return out;
   const byDest = optionDefaults(model);
   const assigned = new Map<string, number>();
   forEachTarget(model, (t) => {

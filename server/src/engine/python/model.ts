@@ -981,6 +981,19 @@ export class Mentions {
 }
 
 /**
+ * Whether the module's code names CUDA_VISIBLE_DEVICES in a string (`os.environ["CUDA_VISIBLE_DEVICES"]`,
+ * `env={"CUDA_VISIBLE_DEVICES": ...}`, `getenv("CUDA_VISIBLE_DEVICES")`): its device ordinals may
+ * then be relative to a selection it makes. A comment or a docstring's mention in passing does not
+ * count; a docstring that quotes the name does (a string node holding it).
+ */
+export function namesVisibleDevices(model: ModuleModel): boolean {
+  return (
+    model.text.includes("CUDA_VISIBLE_DEVICES") &&
+    model.nodesOfType("string").some((n) => !!n?.text.includes("CUDA_VISIBLE_DEVICES"))
+  );
+}
+
+/**
  * Whether a string node is a CUDA device: a literal `"cuda"`/`"cuda:N"` (frameworks.ts
  * `cudaDeviceOrdinal`) or an f-string whose text starts with `cuda` (`f"cuda:{rank}"`).
  */

@@ -35,6 +35,7 @@ import type { EnvWriteEvent, FunctionTimeline, InitEvent, TimelineEvent } from "
 import {
   buildModel,
   envWritesAnywhere,
+  namesVisibleDevices,
   type ModelOptions,
   type ModuleModel,
   type KeyedDeviceUse,
@@ -159,6 +160,8 @@ interface ModuleValues {
   splats: Map<string, SplatParam[]>;
   /** By function name or `Class.method`: the lists of ids its returned argparse namespace holds (launch/script.ts `returnedOptionLists`). */
   optionLists: Map<string, OptionList[]>;
+  /** The module's code names CUDA_VISIBLE_DEVICES (python/model.ts `namesVisibleDevices`). */
+  visible: boolean;
 }
 
 /** What one file does with its CUDA device (python/childDevice.ts; GPU075's ProjectLookup.processDevice and rankCaller). */
@@ -731,8 +734,8 @@ export class ProjectIndex {
     const file = local ? target : this.functionFileOf(target, s.callee, options, deps);
     if (!file) return [];
     deps.add(file);
-    if (this.read(file)?.includes("CUDA_VISIBLE_DEVICES")) return [];
     const values = this.valuesOf(file, options);
+    if (values.visible) return [];
     const name = s.callee.slice(s.callee.lastIndexOf(".") + 1);
     const out: KeyedDeviceUse[] = [];
     const uses = [
@@ -1607,6 +1610,7 @@ function emptyValues(): ModuleValues {
     lists: new Map(),
     splats: new Map(),
     optionLists: new Map(),
+    visible: false,
   };
 }
 
@@ -1621,9 +1625,8 @@ function moduleValues(tree: ModuleTrees, text: string, options: BaseOptions): Mo
   const keyedSlots = [...slots, ...idLists];
   const torch = model.frameworks.has("torch");
   // The module's code (a string, not a comment) names CUDA_VISIBLE_DEVICES: its ordinals may be relative to a selection.
-  const visible =
-    text.includes("CUDA_VISIBLE_DEVICES") &&
-    model.nodesOfType("string").some((n) => !!n?.text.includes("CUDA_VISIBLE_DEVICES"));
+  const visible = namesVisibleDevices(model);
+  out.visible = visible;
   for (const [name, def] of model.functions) {
     const tuple = flow?.returnedTuple(def);
     if (tuple && !tuple.every((o) => o.kind === "unknown")) {

@@ -1,4 +1,5 @@
 import type { SyntaxNode } from "../../python/parser";
+import { namesVisibleDevices } from "../../python/model";
 import type { RuleContext } from "../../rule";
 import { callArgs, calleePath } from "./py";
 
@@ -39,7 +40,7 @@ export function optionListOrdinals(ctx: RuleContext): OptionListOrdinal[] {
   const model = ctx.model;
   if (!project?.callableOptionLists || !project.callableListParams || !model.text.includes(".")) return [];
   // Ids may be relative to a selection the file makes.
-  if (model.text.includes("CUDA_VISIBLE_DEVICES")) return [];
+  if (namesVisibleDevices(model)) return [];
   const out: OptionListOrdinal[] = [];
   for (const a of model.nodesOfType("assignment")) {
     const name = a?.childForFieldName("left");

@@ -1,4 +1,4 @@
-import type { PassedOrdinalUse } from "../../python/model";
+import { namesVisibleDevices, type PassedOrdinalUse } from "../../python/model";
 import type { SyntaxNode } from "../../python/parser";
 import type { RuleContext } from "../../rule";
 import { envWrites } from "../../rule";
@@ -53,8 +53,7 @@ export function passedOrdinals(ctx: RuleContext, minOrdinal = 0): PassedOrdinal[
   if (ctx.testModule || model.text.includes("pytestmark")) return [];
   if (
     model.text.includes("CUDA_VISIBLE_DEVICES") &&
-    (envWrites(model).some((w) => w.variable === "CUDA_VISIBLE_DEVICES") ||
-      model.nodesOfType("string").some((n) => !!n?.text.includes("CUDA_VISIBLE_DEVICES")))
+    (envWrites(model).some((w) => w.variable === "CUDA_VISIBLE_DEVICES") || namesVisibleDevices(model))
   )
     return [];
   const project = ctx.project;
