@@ -6,6 +6,7 @@
  * levels deep). The events are python/events.ts's, the walk that finds them python/walker.ts's, and
  * what a document's model keeps from one lint to the next python/cache.ts's.
  */
+import type { OptionList } from "../launch/script";
 import type { SyntaxNode } from "./parser";
 import type { ModuleTrees } from "./moduleTrees";
 import { stringValue } from "./parser";
@@ -185,15 +186,7 @@ export interface ProjectLookup {
    * `returnedOptionLists`), with where the option is declared; null when none. Optional, as
    * {@link callableReturns}.
    */
-  callableOptionLists?(path: string): ReadonlyArray<{
-    dest: string;
-    ids: number[];
-    option: string;
-    text: string;
-    line: number;
-    spellings: string[];
-    where: string;
-  }> | null;
+  callableOptionLists?(path: string): ReadonlyArray<OptionList & { where: string }> | null;
   /**
    * The text of the project file at `relative` (to this file's folder; inside the project's root
    * only), read as modules are (size-limited), or null; the file becomes a dependency. Optional, as
