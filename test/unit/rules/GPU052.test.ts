@@ -373,4 +373,15 @@ test("GPU052: silent where the Hydra count fits, or the override, the task or th
     "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=2\n",
   );
   silent({}, "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=2\n");
+  // Named in a comment only, the script makes no selection: still reported.
+  assert.equal(
+    lintManifestCode(
+      "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=2\n",
+      "jobscript",
+      "GPU052",
+      preview,
+      folderWith(variant("import hydra", "# run with CUDA_VISIBLE_DEVICES=0,1\nimport hydra"))("go.sh"),
+    ).length,
+    1,
+  );
 });

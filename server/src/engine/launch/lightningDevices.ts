@@ -19,7 +19,7 @@
  * Never throws.
  */
 import { ModuleTrees } from "../python/moduleTrees";
-import { buildModel, type ModuleModel } from "../python/model";
+import { buildModel, namesVisibleDevices, type ModuleModel } from "../python/model";
 import { enclosingFunction, pythonInput, stringValue, type SyntaxNode } from "../python/parser";
 import { callArgs, calleePath, walk } from "../rules/shared/py";
 import { DEFAULT_EAGER_INIT_MODULES } from "../frameworks";
@@ -59,17 +59,19 @@ const kept = new Map<string, LightningDevicesUse[]>();
  * arguments and an accelerator that is absent or a literal `"gpu"`/`"cuda"`/`"auto"`. Empty where
  * the task may change that value (assigns to its path or a path above it, or rebinds the config,
  * anywhere in the task; hands the whole config to any call but printing before the Trainer call:
- * `open_dict(cfg)`, `setup(cfg)`), or where the script names CUDA_VISIBLE_DEVICES.
+ * `open_dict(cfg)`, `setup(cfg)`), or where the script's code names CUDA_VISIBLE_DEVICES in a string
+ * (python/model.ts `namesVisibleDevices`; a comment does not count).
  */
 export function hydraLightningDevices(text: string): LightningDevicesUse[] {
-  if (!text.includes("hydra") || !text.includes("Trainer") || text.includes("CUDA_VISIBLE_DEVICES")) return [];
+  if (!text.includes("hydra") || !text.includes("Trainer")) return [];
   const hit = kept.get(text);
   if (hit) return hit;
   const tree = ModuleTrees.parse(pythonInput(text), false);
   let out: LightningDevicesUse[] = [];
   try {
     const model = buildModel(tree, text, { eagerInitModules: DEFAULT_EAGER_INIT_MODULES, torchBelow24: false });
-    out = hydraMains(model).flatMap((m) => usesIn(model, m.def));
+    // Ids may be relative to a selection the script makes (a string of its code, not a comment).
+    out = namesVisibleDevices(model) ? [] : hydraMains(model).flatMap((m) => usesIn(model, m.def));
   } catch {
     out = [];
   } finally {
