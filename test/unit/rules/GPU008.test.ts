@@ -71,3 +71,53 @@ test("GPU008 resolves aliases: `from torch.cuda import set_device`", async () =>
   assert.equal(d.severity, "warning");
   assert.equal(d.fix, undefined, "no name for torch.cuda in the file to write `with ...device(1):`");
 });
+
+const TRAIN_ON_GPU1 =
+  'import torch\nfrom transformers import Trainer, TrainingArguments\n\ntorch.cuda.set_device(1)\nargs = TrainingArguments(output_dir="out")\ntrainer = Trainer(model=None, args=args)\n';
+
+test("GPU008 default set: set_device(1) then TrainingArguments, which sets cuda:0 again (transformers#23410)", async () => {
+  const [d, ...rest] = await lintCode(TRAIN_ON_GPU1, "GPU008");
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "warning");
+  assert.deepEqual(d.range, { start: { line: 3, character: 0 }, end: { line: 3, character: 24 } });
+  assert.match(d.message, /is undone by `TrainingArguments\(\.\.\.\)` \(line 5\)/);
+  assert.match(d.message, /CUDA_VISIBLE_DEVICES=1/);
+  assert.equal(d.fix, undefined);
+  assert.deepEqual(d.related?.[0].range, { start: { line: 4, character: 7 }, end: { line: 4, character: 24 } });
+});
+
+test("GPU008 training arguments: the device forms, TRL's configurations, a function and the __main__ guard", async () => {
+  for (const dev of ['"cuda:2"', 'torch.device("cuda", 1)', 'torch.device("cuda:3")']) {
+    const src = TRAIN_ON_GPU1.replace("set_device(1)", `set_device(${dev})`);
+    assert.equal((await lintCode(src, "GPU008")).length, 1, dev);
+  }
+  const trl =
+    'import torch\nfrom trl import SFTConfig, SFTTrainer\n\n\ndef main():\n    torch.cuda.set_device(1)\n    with open("cfg") as f:\n        cfg = SFTConfig(output_dir=f.read())\n    SFTTrainer(model="m", args=cfg).train()\n';
+  assert.equal((await lintCode(trl, "GPU008"))[0]?.range.start.line, 5);
+  const guard =
+    'import torch\nimport transformers\n\ntorch.cuda.set_device(1)\nif __name__ == "__main__":\n    args = transformers.Seq2SeqTrainingArguments(output_dir="o")\n';
+  assert.equal((await lintCode(guard, "GPU008")).length, 1);
+});
+
+test("GPU008 training arguments: silent where the reset is not certain", async () => {
+  const silent = [
+    // ordinal 0, or a variable
+    TRAIN_ON_GPU1.replace("set_device(1)", "set_device(0)"),
+    TRAIN_ON_GPU1.replace("set_device(1)", "set_device(gpu)"),
+    // CPU training, DeepSpeed, or ** that may hold either
+    TRAIN_ON_GPU1.replace('output_dir="out"', 'output_dir="out", use_cpu=True'),
+    TRAIN_ON_GPU1.replace('output_dir="out"', 'output_dir="out", no_cuda=flag'),
+    TRAIN_ON_GPU1.replace('output_dir="out"', 'output_dir="out", deepspeed="ds.json"'),
+    TRAIN_ON_GPU1.replace('output_dir="out"', "**cfg"),
+    // built before the set_device, in another branch, in a conditional expression, in another function
+    'import torch\nfrom transformers import TrainingArguments\n\nargs = TrainingArguments(output_dir="out")\ntorch.cuda.set_device(1)\n',
+    'import torch\nfrom transformers import TrainingArguments\n\nif fast:\n    torch.cuda.set_device(1)\nelse:\n    args = TrainingArguments(output_dir="out")\n',
+    'import torch\nfrom transformers import TrainingArguments\n\ntorch.cuda.set_device(1)\nargs = TrainingArguments(output_dir="o") if train else None\n',
+    'import torch\nfrom transformers import TrainingArguments\n\ntorch.cuda.set_device(1)\n\n\ndef build():\n    return TrainingArguments(output_dir="o")\n',
+    // a distributed program: the arguments take the local rank (another check's business)
+    'import os\nimport torch\nfrom transformers import TrainingArguments\n\ntorch.cuda.set_device(1)\nrank = int(os.environ["LOCAL_RANK"])\nargs = TrainingArguments(output_dir="o")\n',
+    // another library's TrainingArguments
+    'import torch\nfrom mylib import TrainingArguments\n\ntorch.cuda.set_device(1)\nargs = TrainingArguments(output_dir="o")\n',
+  ];
+  for (const src of silent) assert.deepEqual(await lintCode(src, "GPU008"), [], src);
+});
