@@ -411,6 +411,41 @@ test("torchvision 0.18 (reported: its import ran a device_count() that torch 2.3
   assert.deepEqual(await lintCode(code, "GPU001"), [], "unpinned: torchvision 0.26 was measured not to initialise");
 });
 
+test("accelerate 0.21 (read: is_tpu_available() at module level ran torch.cuda.is_available(), optimum-benchmark#27) initialises at import only where the project pins 0.21; 0.20 and 0.22 on are not settled by it, and unpinned projects get the measured 1.15", async () => {
+  const eager = (pins: Record<string, string>) => eagerModulesOf(applicableEntries(pins));
+  for (const pin of ["==0.21.0", ">=0.21,<0.22"]) assert.ok(eager({ accelerate: pin }).includes("accelerate"), pin);
+  for (const pin of ["==0.20.3", "==0.22.0", "==0.27.2", "==1.15.0"])
+    assert.ok(!eager({ accelerate: pin }).includes("accelerate"), pin);
+  assert.ok(!eager({}).includes("accelerate"), "unpinned: the >=0.21.0,<0.22.0 entry gives way to the newer ones");
+  assert.ok(!DEFAULT_EAGER_INIT_MODULES.includes("accelerate"));
+  assert.ok(!isCatalogued("accelerate", { accelerate: "==0.25.0" }), "0.22 to 0.32: no entry, GPU002 names it");
+  const entry = applicableEntries({ accelerate: "==0.21.0" }).find(
+    (e) => e.library === "accelerate" && e.initialises === "import",
+  )!;
+  assert.deepEqual([entry.versions, entry.depth, entry.provenance.kind], [">=0.21.0,<0.22.0", "nvml", "read"]);
+  const pins = { accelerate: "==0.21.0" };
+  const options = { eagerInitModules: eager(pins), libraryPins: pins };
+  const write = (name: string, value: string) =>
+    `import os\nimport torch\nfrom accelerate import Accelerator\nos.environ["${name}"] = "${value}"\n`;
+  const [f, ...more] = await lintCode(write("CUDA_VISIBLE_DEVICES", "4,5"), "GPU001", options);
+  assert.equal(more.length, 0);
+  assert.equal(f.range.start.line, 3);
+  assert.match(
+    f.message,
+    /initialised by from accelerate import Accelerator \(line 3: accelerate >=0\.21\.0,<0\.22\.0 initialises CUDA when imported \(read in huggingface\/accelerate src\/accelerate\/utils\/imports\.py:84\)\)/,
+  );
+  assert.deepEqual(
+    await lintCode(write("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"), "GPU001", options),
+    [],
+    "is_available() (nvml): torch's allocator variables still apply",
+  );
+  assert.deepEqual(
+    await lintCode(write("CUDA_VISIBLE_DEVICES", "4,5"), "GPU001"),
+    [],
+    "unpinned: accelerate 1.15 measured lazy",
+  );
+});
+
 test("augmax < 0.3.3 (read: jax.numpy arrays as a class attribute and default values) starts JAX's backend at import: XLA_* and CUDA_* writes after it are GPU001, torch's allocator variable is not", async () => {
   const eager = (pins: Record<string, string>) => eagerModulesOf(applicableEntries(pins));
   assert.equal(EAGER_INIT_FRAMEWORK.get("augmax"), "jax");
