@@ -281,3 +281,15 @@ test("GPU062: the trigger passes only YAML (not compose) holding `env_set` and a
   assert.equal(rule.meta.trigger("hydra:\n  job:\n    env_set:\n      OMP_NUM_THREADS: 1\n", "yaml"), false);
   assert.equal(rule.meta.trigger("env:\n  - name: CUDA_VISIBLE_DEVICES\n", "yaml"), false);
 });
+
+test("GPU062 follows the project's library pins: accelerate pinned to 0.21 (whose import initialised CUDA) makes the entry GPU001's error; unpinned it stays preview", () => {
+  const files = { "train.py": entry("import hydra\nimport torch\nimport accelerate"), "configs/run.yaml": CONFIG };
+  const [d, ...rest] = check(files, "configs/run.yaml", { libraryPins: { accelerate: "==0.21.0" } });
+  assert.equal(rest.length, 0);
+  assert.equal(d?.severity, "error");
+  assert.match(
+    d.message,
+    /after CUDA was initialised by import accelerate \(train\.py line 3: accelerate >=0\.21\.0,<0\.22\.0/,
+  );
+  assert.deepEqual(check(files, "configs/run.yaml", {}), []);
+});

@@ -8,6 +8,7 @@ import { buildModel } from "../python/model";
 import { nodeRange } from "../python/events";
 import { pythonInput } from "../python/parser";
 import { DEFAULT_EAGER_INIT_MODULES } from "../frameworks";
+import { applicableEntries, eagerModulesOf } from "../initCatalogue";
 import { contentEnd, isScalar, pairStart, scalarText } from "../manifests/yaml";
 import {
   configDirOf,
@@ -126,7 +127,7 @@ function tasksOf(ctx: ManifestRuleContext, block: EnvSetBlock): Task[] {
   const file = ctx.file!;
   const out: Task[] = [];
   for (const c of entryModuleCandidates(block.configDir, ctx.read)) {
-    for (const main of mainsOf(c.text, c.file)) {
+    for (const main of mainsOf(c.text, c.file, ctx.libraryPins)) {
       const dir = configDirOf(c.file, main);
       if (dir !== block.configDir) continue;
       const relation = relationOf(block, file, primaryConfigOf(dir, main), (p) => ctx.read(p, 1024 * 1024));
@@ -142,16 +143,23 @@ const kept = new Map<string, ModuleMain[]>();
 /**
  * The `@hydra.main` functions of a module's text with their verdicts for every startup variable
  * (rules/shared/taskStart.ts), from its parse and model; the last 16 texts' answers are kept (every
- * config of a folder asks about the same modules). Messages name lines as `app.py line 9`.
+ * config of a folder asks about the same modules), per set of the project's library pins. Messages name
+ * lines as `app.py line 9`.
  */
-function mainsOf(text: string, file: string): ModuleMain[] {
-  const key = `${basename(file)}\0${text}`;
+function mainsOf(text: string, file: string, pins: Readonly<Record<string, string>> = {}): ModuleMain[] {
+  const key = `${basename(file)}\0${JSON.stringify(pins)}\0${text}`;
   const hit = kept.get(key);
   if (hit) return hit;
   let out: ModuleMain[] = [];
   const tree = ModuleTrees.parse(pythonInput(text), false);
   try {
-    const model = buildModel(tree, text, { eagerInitModules: DEFAULT_EAGER_INIT_MODULES, torchBelow24: false });
+    // The project's pins choose the init catalogue's entries (an accelerate 0.21 pin: its import
+    // initialises CUDA), as for the project's Python files.
+    const model = buildModel(tree, text, {
+      eagerInitModules: Object.keys(pins).length ? eagerModulesOf(applicableEntries(pins)) : DEFAULT_EAGER_INIT_MODULES,
+      torchBelow24: false,
+      libraryPins: pins,
+    });
     const where = (row: number) => `${basename(file)} line ${row + 1}`;
     out = hydraMains(model).map((m) => ({
       name: m.name,
