@@ -374,7 +374,11 @@ function pythonMessage(l: Launch, perNode: number, gpus: number, job: JobScriptF
 
 /** Where Lightning checks its `devices` and `num_nodes` against Slurm's, and from which release. */
 const LIGHTNING_VALIDATE_DOC =
-  'Lightning-AI/pytorch-lightning@7f0c3436cd3f src/lightning/fabric/plugins/environments/slurm.py:157-172 (`validate_settings`: outside interactive mode, `SLURM_NTASKS_PER_NODE` other than `devices` raises `ValueError("You set `devices=N` in Lightning, but the number of tasks per node configured in SLURM `--ntasks-per-node=K` does not match. HINT: Set `devices=K`.")`, and `SLURM_NNODES` other than `num_nodes` likewise), :101-113 (`detect`: `_is_srun_used`, :227-228, SLURM_NTASKS set and the job not named `bash` or `interactive`); src/lightning/pytorch/trainer/connectors/accelerator_connector.py:386-398 (SLURMEnvironment chosen when detected, unless a cluster environment is given among the plugins or TorchElastic\'s variables are set), :409-422 (no strategy given: `ddp` for more than one node or device); src/lightning/pytorch/strategies/ddp.py:145-150 and src/lightning/fabric/strategies/ddp.py:111-116 (`start_method` `popen`, the `ddp` strategy: `_SubprocessScriptLauncher`), src/lightning/pytorch/strategies/launchers/subprocess_script.py:99 and src/lightning/fabric/strategies/launchers/subprocess_script.py:102 (its `launch`, run by `trainer.fit` and `fabric.launch()`, calls `validate_settings` first); added in 2.1.0 (commit c95dbac2e87c, #18292: "Added validation of user input for `devices` and `num_nodes` when running with `SLURM`"); 1.6.0 to 2.0.x take the world size from SLURM_NTASKS without the check (pytorch_lightning/plugins/environments/slurm_environment.py at 1.6.0:83-85, 107), 1.5.x starts its own processes where SLURM_NTASKS differs from the devices (pytorch_lightning/trainer/connectors/accelerator_connector.py at 1.5.0:1022-1029)';
+  'Lightning-AI/pytorch-lightning@7f0c3436cd3f src/lightning/fabric/plugins/environments/slurm.py:157-172 (`validate_settings`: outside interactive mode, `SLURM_NTASKS_PER_NODE` other than `devices` raises `ValueError("You set `devices=N` in Lightning, but the number of tasks per node configured in SLURM `--ntasks-per-node=K` does not match. HINT: Set `devices=K`.")`, and `SLURM_NNODES` other than `num_nodes` likewise), :101-113 (`detect`: `_is_srun_used`, :227-228, SLURM_NTASKS set and the job not named `bash` or `interactive`); src/lightning/pytorch/trainer/connectors/accelerator_connector.py:386-398 (SLURMEnvironment chosen when detected, unless a cluster environment is given among the plugins or TorchElastic\'s variables are set), :409-422 (no strategy given: `ddp` for more than one node or device); src/lightning/pytorch/strategies/ddp.py:145-150 and src/lightning/fabric/strategies/ddp.py:111-116 (`start_method` `popen`, the `ddp` strategy: `_SubprocessScriptLauncher`), src/lightning/pytorch/strategies/launchers/subprocess_script.py:99 and src/lightning/fabric/strategies/launchers/subprocess_script.py:102 (its `launch`, run by `trainer.fit` and `fabric.launch()`, calls `validate_settings` first); added in 2.1.0 (commit c95dbac2e87c, #18292: "Added validation of user input for `devices` and `num_nodes` when running with `SLURM`"); 1.8.0 to 2.0.x take the world size from SLURM_NTASKS without the check (SLURMEnvironment chosen whenever SLURM_NTASKS is set: src/pytorch_lightning/trainer/connectors/accelerator_connector.py at 1.8.0:560-572, commit 619e76f22d, #14300 "Remove silent behavior when `num_slurm_tasks` does not correspond to number of processes in Trainer"), while 1.7.x and earlier start their own processes where SLURM_NTASKS differs from the devices times the nodes (`_is_slurm_managing_tasks`, src/pytorch_lightning/trainer/connectors/accelerator_connector.py at 1.7.0:559,568-575; pytorch_lightning/trainer/connectors/accelerator_connector.py at 1.5.0:1022-1029)';
+
+/** What Lightning does in the one task of a `--ntasks=1` step whose devices are the task's GPUs. */
+const LIGHTNING_ONE_TASK_DOC =
+  'Lightning-AI/pytorch-lightning@7f0c3436cd3f src/lightning/fabric/plugins/environments/slurm.py:134-135 (`world_size` is SLURM_NTASKS), :138-139 (`set_world_size` ignored), :211-224 (`_validate_srun_variables` raises only for SLURM_NTASKS above 1 without SLURM_NTASKS_PER_NODE), :157-172 (`validate_settings` passes where SLURM_NTASKS_PER_NODE equals `devices` or is not set); src/lightning/pytorch/trainer/connectors/accelerator_connector.py:368-384 (`devices="auto"`: `auto_device_count()`, every visible GPU, src/lightning/pytorch/accelerators/cuda.py:98-100), :400-422 (`ddp` for several devices); src/lightning/pytorch/strategies/ddp.py:118-120 (`root_device` is `parallel_devices[local_rank]`, SLURM_LOCALID 0), :132-138 (`num_processes` is the devices, `distributed_sampler_kwargs` `num_replicas=num_nodes * num_processes`); src/lightning/pytorch/trainer/connectors/data_connector.py:169-173, 200, 243 (a loader without a DistributedSampler gets one with those kwargs); src/lightning/fabric/strategies/ddp.py:104 and src/lightning/fabric/fabric.py:468 (Fabric\'s `setup_dataloaders` likewise); the same from 1.8.0 (SLURMEnvironment whenever SLURM_NTASKS is set, #14300) to 2.6.x. Measured (verify/frameworks/lightning_slurm_probe.py, verify/results-lightning-slurm-cpu.json; lightning 2.6.6, CPU, Slurm variables of a `--ntasks=1 --ntasks-per-node=2` task, `Trainer(devices=2)`): `trainer.num_devices` 2, world size 1, SLURMEnvironment, DDPStrategy, DistributedSampler with 2 replicas, 32 of 64 samples trained in the epoch; the same without SLURM_NTASKS_PER_NODE';
 
 /** Project files whose Lightning pin is read, in the started file's folder and the job script's, and up to three folders above each. */
 const PIN_FILES = [
@@ -386,8 +390,11 @@ const PIN_FILES = [
   "environment.yaml",
 ];
 
-/** Whether a Lightning pin of the project admits no release with the check (2.1 or later), or cannot be read: then what runs is not settled here. */
-function pinnedBeforeCheck(ctx: ManifestRuleContext, dirs: readonly string[]): boolean {
+/**
+ * Whether a Lightning pin of the project admits no release at or after `since` (the newest admitted
+ * release is what an install gets), or cannot be read: then what runs is not settled here.
+ */
+function pinnedBefore(ctx: ManifestRuleContext, dirs: readonly string[], since: string): boolean {
   const seen = new Set<string>();
   for (const start of dirs) {
     let dir = start;
@@ -400,7 +407,7 @@ function pinnedBeforeCheck(ctx: ManifestRuleContext, dirs: readonly string[]): b
         if (text === null) continue;
         for (const spec of lightningPinsIn(name, text)) {
           try {
-            if (!rangesOverlap(spec, ">=2.1.0")) return true;
+            if (!rangesOverlap(spec, `>=${since}`)) return true;
           } catch {
             return true;
           }
@@ -414,20 +421,35 @@ function pinnedBeforeCheck(ctx: ManifestRuleContext, dirs: readonly string[]): b
 /** The srun options that give a step a task or node layout of its own, or another environment: the job's SLURM_NTASKS_PER_NODE and SLURM_NNODES may then not be the step's. */
 const STEP_LAYOUT = ["ntasks", "n", "ntasks-per-node", "tasks-per-node", "nodes", "N", "ntasks-per-gpu", "export"];
 
-/** The Lightning settings of the one Trainer/Fabric call the launch's file makes, with the job's, where Lightning's Slurm check applies; null otherwise. */
+/** The Lightning settings of the one Trainer/Fabric call the launch's file makes, with the job's, where Lightning takes its processes from Slurm; null otherwise. */
+interface LightningLaunch {
+  call: LightningCall;
+  /** The job's `--ntasks-per-node` (SLURM_NTASKS_PER_NODE), and its count; null when not given (the count also when not a literal). */
+  perNode: SbatchOption | null;
+  k: number | null;
+  /** The folders whose project files' Lightning pins are read ({@link pinnedBefore}). */
+  pinDirs: string[];
+}
+
+/**
+ * {@link LightningLaunch} of a `python file.py` launch: SLURMEnvironment detected (the job names a
+ * task count, is not named `bash` or `interactive`, and neither the script nor the program sets
+ * what Lightning detects), an srun step without a task or node layout of its own, one
+ * `Trainer`/`Fabric` call (Fabric with `launch()`); null otherwise.
+ */
 function lightningLaunch(
   ctx: ManifestRuleContext,
   job: JobScriptFacts,
   c: ShellCommand,
   l: Launch,
-): { call: LightningCall; perNode: SbatchOption; k: number } | null {
+): LightningLaunch | null {
   if (l.program !== "python" || l.unknownOptions || l.words.some((w) => w.value === "-c" || w.value === "-m"))
     return null;
   if (l.srun && STEP_LAYOUT.some((o) => l.srun!.options.has(o))) return null;
   const perNode =
     lastDirectiveOption(job.directives, "ntasks-per-node") ?? lastDirectiveOption(job.directives, "tasks-per-node");
   const k = int(perNode?.value);
-  if (!perNode || k === null || lightningStartsItsOwn(job)) return null;
+  if (lightningStartsItsOwn(job)) return null;
   // The script sets Slurm's or torch's launch variables, or Lightning's defaults (`PL_TRAINER_DEVICES`,
   // Fabric's `LT_DEVICES`), itself: what Lightning detects or is given is not settled here.
   const own = /^(?:SLURM_\w+|LOCAL_RANK|GROUP_RANK|LOCAL_WORLD_SIZE|RANK|PL_TRAINER_\w+|LT_\w+)$/;
@@ -444,30 +466,42 @@ function lightningLaunch(
   if (program.ownSettings) return null;
   const calls = program.calls;
   if (calls.length !== 1 || (calls[0].kind === "Fabric" && !program.launches)) return null;
-  if (pinnedBeforeCheck(ctx, [dirname(launched.path), ...(ctx.file ? [dirname(ctx.file)] : [])])) return null;
   if (c.assignments.some((a) => a.name === "CUDA_VISIBLE_DEVICES") && calls[0].devices === "all") return null;
-  return { call: calls[0], perNode, k };
+  const pinDirs = [dirname(launched.path), ...(ctx.file ? [dirname(ctx.file)] : [])];
+  return { call: calls[0], perNode: perNode ?? null, k, pinDirs };
+}
+
+/** The devices a call gets: its count, or for `"auto"`/`-1`/not given with the GPU (or default) accelerator the job's GPUs per node; null when not known. */
+function lightningDevices(call: LightningCall, job: JobScriptFacts): number | null {
+  if (call.devices !== "all") return call.devices;
+  const gpuAccelerator = call.accelerator === "gpu" || call.accelerator === "cuda" || call.accelerator === "auto";
+  const visible = job.request.gpusPerTask !== null ? null : job.request.gpusPerNode;
+  return gpuAccelerator ? visible : null;
+}
+
+/** A Lightning finding: its message and the job option it follows. */
+interface LightningFinding {
+  message: string;
+  related: { option: SbatchOption; message: string };
 }
 
 /**
  * Lightning's Slurm check (2.1 and later, {@link LIGHTNING_VALIDATE_DOC}): the one `Trainer`/`Fabric`
  * of the launched file given `devices` other than the job's `--ntasks-per-node` (SLURM_NTASKS_PER_NODE,
  * test/fixtures/slurm/ntasks-per-node/measured.md), or `num_nodes` other than its `--nodes`
- * (SLURM_NNODES), where the DDP strategy's launcher runs the check. Reports at the launch; true when it did.
+ * (SLURM_NNODES), where the DDP strategy's launcher runs the check; null otherwise.
  */
-function checkLightningSettings(ctx: ManifestRuleContext, job: JobScriptFacts, c: ShellCommand, l: Launch): boolean {
-  const found = lightningLaunch(ctx, job, c, l);
-  if (!found) return false;
+function lightningMismatch(
+  found: LightningLaunch,
+  job: JobScriptFacts,
+  l: Launch,
+  pinned: () => boolean,
+): LightningFinding | null {
   const { call, perNode, k } = found;
-  const req = job.request;
+  if (!perNode || k === null) return null;
   const gpuAccelerator = call.accelerator === "gpu" || call.accelerator === "cuda";
-  const visible = req.gpusPerTask !== null ? null : req.gpusPerNode;
-  const d =
-    call.devices === "all"
-      ? (gpuAccelerator || call.accelerator === "auto") && visible !== null
-        ? visible
-        : null
-      : call.devices;
+  const visible = job.request.gpusPerTask !== null ? null : job.request.gpusPerNode;
+  const d = lightningDevices(call, job);
   const nodesOption = lastDirectiveOption(job.directives, "nodes");
   const m = int(nodesOption?.value);
   // The check runs where the strategy starts processes as scripts: DDP, named or chosen for several devices or nodes.
@@ -477,30 +511,85 @@ function checkLightningSettings(ctx: ManifestRuleContext, job: JobScriptFacts, c
   const srunHint = l.srun
     ? ""
     : ", and start the program with srun (the batch script runs this command once, not once per task)";
-  let message: string | null = null;
-  let related: SbatchOption = perNode;
+  const tasks = { option: perNode, message: "the tasks per node Lightning compares with devices" };
+  let out: LightningFinding | null = null;
   if (d !== null && d !== k && checks(d)) {
     const written = call.devices === "all" ? `devices "auto" (here the job's ${d} GPUs per node)` : `devices=${d}`;
-    message = `this program's Lightning ${call.kind} gets ${written} but the job asks for --ntasks-per-node=${k}: ${lead}("You set \`devices=${d}\` in Lightning, but the number of tasks per node configured in SLURM \`--ntasks-per-node=${k}\` does not match"); ask for --ntasks-per-node=${d}${srunHint}`;
+    out = {
+      message: `this program's Lightning ${call.kind} gets ${written} but the job asks for --ntasks-per-node=${k}: ${lead}("You set \`devices=${d}\` in Lightning, but the number of tasks per node configured in SLURM \`--ntasks-per-node=${k}\` does not match"); ask for --ntasks-per-node=${d}${srunHint}`,
+      related: tasks,
+    };
   } else if (d === null && gpuAccelerator && call.strategy === "popen" && visible !== null && k > visible) {
-    message = `this program's Lightning ${call.kind} (accelerator="${call.accelerator}") gets at most the job's ${visible} GPUs per node as devices but the job asks for --ntasks-per-node=${k}: ${lead}("You set \`devices=N\` in Lightning, but the number of tasks per node configured in SLURM \`--ntasks-per-node=${k}\` does not match"); ask for one task per device (at most --ntasks-per-node=${visible})${srunHint}`;
+    out = {
+      message: `this program's Lightning ${call.kind} (accelerator="${call.accelerator}") gets at most the job's ${visible} GPUs per node as devices but the job asks for --ntasks-per-node=${k}: ${lead}("You set \`devices=N\` in Lightning, but the number of tasks per node configured in SLURM \`--ntasks-per-node=${k}\` does not match"); ask for one task per device (at most --ntasks-per-node=${visible})${srunHint}`,
+      related: tasks,
+    };
   } else if (d !== null && d === k && m !== null && call.numNodes !== null && call.numNodes !== m && checks(d)) {
-    related = lastDirectiveOption(job.directives, "nodes")!;
-    message = `this program's Lightning ${call.kind} gets num_nodes=${call.numNodes}${call.numNodes === 1 ? " (the default)" : ""} but the job asks for --nodes=${m}: ${lead}("You set \`num_nodes=${call.numNodes}\` in Lightning, but the number of nodes configured in SLURM \`--nodes=${m}\` does not match"); give it num_nodes=${m}${srunHint}`;
+    out = {
+      message: `this program's Lightning ${call.kind} gets num_nodes=${call.numNodes}${call.numNodes === 1 ? " (the default)" : ""} but the job asks for --nodes=${m}: ${lead}("You set \`num_nodes=${call.numNodes}\` in Lightning, but the number of nodes configured in SLURM \`--nodes=${m}\` does not match"); give it num_nodes=${m}${srunHint}`,
+      related: { option: nodesOption!, message: "the nodes Lightning compares with num_nodes" },
+    };
   }
-  if (!message) return false;
+  return out && !pinned() ? out : null;
+}
+
+/**
+ * Lightning in the one task of an srun step ({@link LIGHTNING_ONE_TASK_DOC}): the job's `--ntasks=1`
+ * (SLURM_NTASKS=1; over `--ntasks-per-node`, which is then only a maximum), one node, and a `Trainer`
+ * or `Fabric` whose `devices` are two or more of the task's GPUs, equal to `--ntasks-per-node` where
+ * that is given (else {@link lightningMismatch}), with the DDP strategy: Lightning (1.8 and later)
+ * passes its Slurm check and trains in one process, world size 1, on the first of its devices.
+ * Silent where srun names GPUs of its own, the job gives GPUs per task, or the script chooses the
+ * visible GPUs ({@link gpusChosenByScript}); null otherwise.
+ */
+function lightningOneTask(
+  ctx: ManifestRuleContext,
+  found: LightningLaunch,
+  job: JobScriptFacts,
+  c: ShellCommand,
+  l: Launch,
+): LightningFinding | null {
+  const { call, perNode, k } = found;
+  const req = job.request;
+  const nodes = lastDirectiveOption(job.directives, "nodes");
+  if (!l.srun || req.ntasks !== 1 || (nodes && int(nodes.value) !== 1) || call.numNodes !== 1) return null;
+  if (GPU_OPTIONS.some((n) => l.srun!.options.has(n)) || req.gpusPerTask !== null || req.gpusPerNode === null)
+    return null;
+  const d = lightningDevices(call, job);
+  if (d === null || d < 2 || d > req.gpusPerNode || (perNode && k !== d)) return null;
+  if (call.accelerator !== "auto" && call.accelerator !== "gpu" && call.accelerator !== "cuda") return null;
+  if (call.strategy !== "popen" && call.strategy !== "auto") return null;
+  if (gpusChosenByScript(ctx, c, job, req.gpusPerNode)) return null;
+  const ntasks = lastDirectiveOption(job.directives, "ntasks")!;
+  const written = call.devices === "all" ? `devices "auto" (here the job's ${d} GPUs per node)` : `devices=${d}`;
+  const why = perNode
+    ? `the job's --ntasks=1 takes precedence over its --${perNode.name}=${k}, then only a maximum per node`
+    : "the job's --ntasks=1";
+  const idle = req.gpusPerNode - 1;
+  const fix = perNode
+    ? `drop --ntasks=1 (keep --${perNode.name}=${d})`
+    : `ask for --ntasks-per-node=${d} instead of --ntasks=1`;
+  return {
+    message: `srun starts one task here (${why}), and under Slurm Lightning runs one process per Slurm task and starts none itself: this program's Lightning ${call.kind} gets ${written}, passes Lightning's Slurm check, and trains in that one process (world size 1) on one GPU, the first of its ${d} devices, leaving ${idle} of the job's ${req.gpusPerNode} GPUs idle; the DistributedSampler Lightning adds to a loader without one (the Trainer's default, Fabric's setup_dataloaders) is made for ${d} processes, so that process trains on ${d === 2 ? "half" : `1/${d}`} of each epoch's data; for a process per GPU ${fix}`,
+    related: { option: ntasks, message: "the one task Slurm starts" },
+  };
+}
+
+/** The Lightning checks of a `python file.py` launch ({@link lightningMismatch}, {@link lightningOneTask}); true when one reported. */
+function checkLightningSettings(ctx: ManifestRuleContext, job: JobScriptFacts, c: ShellCommand, l: Launch): boolean {
+  const found = lightningLaunch(ctx, job, c, l);
+  if (!found) return false;
+  const finding =
+    lightningMismatch(found, job, l, () => pinnedBefore(ctx, found.pinDirs, "2.1.0")) ??
+    (pinnedBefore(ctx, found.pinDirs, "1.8.0") ? null : lightningOneTask(ctx, found, job, c, l));
+  if (!finding) return false;
+  const req = job.request;
   ctx.report({
     range: wordsRange(ctx, l.srun ? l.srun.word : l.words[0], l.words[0]),
-    message,
+    message: finding.message,
     severity: "error",
     related: [
-      {
-        range: related.range,
-        message:
-          related === perNode
-            ? "the tasks per node Lightning compares with devices"
-            : "the nodes Lightning compares with num_nodes",
-      },
+      { range: finding.related.option.range, message: finding.related.message },
       ...(req.where ? [{ range: req.where.range, message: "the GPUs asked of Slurm" }] : []),
     ],
   });
@@ -535,6 +624,7 @@ export const rule: ManifestRule = {
         "Measured: test/fixtures/slurm/batch-ntasks/measured.md (Slurm 22.05.8: the batch step has SLURM_NTASKS only with --ntasks/-n or --ntasks-per-node; an srun step always has it)",
         LIGHTNING_SLURM,
         LIGHTNING_VALIDATE_DOC,
+        LIGHTNING_ONE_TASK_DOC,
         HF_TRAINER_DOC,
         DETECTRON2_LAUNCH_DOC,
         JAX_DOC,
