@@ -573,7 +573,7 @@ test("GPU022's Lightning one-task check (default set): srun of a --ntasks=1 job 
   assert.equal(d.length, 1);
   assert.equal(d[0].severity, "error");
   assert.equal(d[0].range.start.line, 5);
-  assert.equal(d[0].preview, undefined);
+  assert.ok(!(d[0] as { preview?: boolean }).preview, "in the default set");
   assert.match(
     d[0].message,
     /^srun starts one task here \(the job's --ntasks=1 takes precedence over its --ntasks-per-node=4, then only a maximum per node\), .*Trainer gets devices "auto" \(here the job's 4 GPUs per node\), passes Lightning's Slurm check, and trains in that one process \(world size 1\) on one GPU, the first of its 4 devices, leaving 3 of the job's 4 GPUs idle; .* made for 4 processes, so that process trains on 1\/4 of each epoch's data; for a process per GPU drop --ntasks=1 \(keep --ntasks-per-node=4\)$/,
@@ -601,7 +601,12 @@ test("GPU022's Lightning one-task check (default set): srun of a --ntasks=1 job 
   assert.equal(run(below, "trainer = L.Trainer(strategy='ddp_spawn')").length, 0);
   assert.equal(run(below, "trainer = L.Trainer(plugins=[env])").length, 0);
   assert.equal(run(below, "trainer = L.Trainer(devices=n)").length, 0, "devices not known");
-  assert.equal(run(below, "trainer = L.Trainer()", "python fit.py").length, 0, "the batch step: preview only");
+  assert.match(
+    run(below, "trainer = L.Trainer()", "python fit.py")[0]?.message ?? "",
+    /^the batch script runs this command once, as the job's one task \(--ntasks=1: SLURM_NTASKS=1, over its --ntasks-per-node=4\), .*drop --ntasks=1 \(keep --ntasks-per-node=4\) and start the program with srun$/,
+    "the batch step: SLURM_NTASKS=1 there too",
+  );
+  assert.equal(run(below, "trainer = L.Trainer()", "python fit.py &").length, 0, "in the background");
   assert.equal(run(below, "trainer = L.Trainer()", "srun -n 1 python fit.py").length, 0, "a layout of its own");
   assert.equal(run(below, "trainer = L.Trainer()", "srun --gres=gpu:1 python fit.py").length, 0);
   assert.equal(run(below, "trainer = L.Trainer()", "CUDA_VISIBLE_DEVICES=0 srun python fit.py").length, 0);
