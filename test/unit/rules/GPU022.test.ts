@@ -557,6 +557,76 @@ test("GPU022's Lightning check (default set): devices or num_nodes other than th
   assert.equal(run(one, fabric).length, 0);
 });
 
+test("GPU022's Lightning one-task check (default set): srun of a --ntasks=1 job starts one task, and Lightning trains in it on one of its devices", () => {
+  const run = (head: string, program: string, line = "srun python fit.py", extra: Record<string, string> = {}) => {
+    const dir = project({ "fit.py": `import lightning as L\n${program}\ntrainer.fit(None)\n`, ...extra });
+    return lintManifestCode(
+      `#!/bin/bash\n${head}#SBATCH --gres=gpu:4\n${line}\n`,
+      "jobscript",
+      "GPU022",
+      {},
+      join(dir, "job.sbatch"),
+    );
+  };
+  const below = "#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --ntasks-per-node=4\n";
+  const d = run(below, "trainer = L.Trainer()");
+  assert.equal(d.length, 1);
+  assert.equal(d[0].severity, "error");
+  assert.equal(d[0].range.start.line, 5);
+  assert.ok(!(d[0] as { preview?: boolean }).preview, "in the default set");
+  assert.match(
+    d[0].message,
+    /^srun starts one task here \(the job's --ntasks=1 takes precedence over its --ntasks-per-node=4, then only a maximum per node\), .*Trainer gets devices "auto" \(here the job's 4 GPUs per node\), passes Lightning's Slurm check, and trains in that one process \(world size 1\) on one GPU, the first of its 4 devices, leaving 3 of the job's 4 GPUs idle; .* made for 4 processes, so that process trains on 1\/4 of each epoch's data; for a process per GPU drop --ntasks=1 \(keep --ntasks-per-node=4\)$/,
+  );
+  assert.equal(d[0].related?.[0].range.start.line, 2, "the --ntasks=1 line");
+  assert.equal(run(below, "trainer = L.Trainer(devices=4)").length, 1);
+  assert.equal(run(below, "trainer = L.Trainer(devices=-1, accelerator='gpu', strategy='ddp')").length, 1);
+  assert.equal(run(below.replace("--ntasks=1", "-n 1"), "trainer = L.Trainer(devices='auto')").length, 1);
+  const alone = "#SBATCH --ntasks=1\n";
+  assert.match(
+    run(alone, "trainer = L.Trainer(devices=2)")[0]?.message ?? "",
+    /^srun starts one task here \(the job's --ntasks=1\), .*devices=2, .*on one GPU, the first of its 2 devices, leaving 3 of the job's 4 GPUs idle; .*trains on half of each epoch's data; for a process per GPU ask for --ntasks-per-node=2 instead of --ntasks=1$/,
+  );
+  assert.match(
+    run(below, "trainer = L.Trainer(devices=2)")[0]?.message ?? "",
+    /ValueError\("You set `devices=2`/,
+    "devices other than --ntasks-per-node: Lightning's ValueError (the mismatch check)",
+  );
+  // Silences: one device, the CPU, other strategies, several nodes, another step layout or GPUs, more
+  // devices than the task sees, the job's own environment, a pin before 1.8.
+  assert.equal(run(below, "trainer = L.Trainer(devices=1)").length, 0, "one device: one process is right");
+  assert.equal(run(alone, "trainer = L.Trainer(devices=8)").length, 0, "more devices than GPUs: another error");
+  assert.equal(run(below, "trainer = L.Trainer(accelerator='cpu', devices=4)").length, 0);
+  assert.equal(run(below, "trainer = L.Trainer(strategy='fsdp')").length, 0);
+  assert.equal(run(below, "trainer = L.Trainer(strategy='ddp_spawn')").length, 0);
+  assert.equal(run(below, "trainer = L.Trainer(plugins=[env])").length, 0);
+  assert.equal(run(below, "trainer = L.Trainer(devices=n)").length, 0, "devices not known");
+  assert.match(
+    run(below, "trainer = L.Trainer()", "python fit.py")[0]?.message ?? "",
+    /^the batch script runs this command once, as the job's one task \(--ntasks=1: SLURM_NTASKS=1, over its --ntasks-per-node=4\), .*drop --ntasks=1 \(keep --ntasks-per-node=4\) and start the program with srun$/,
+    "the batch step: SLURM_NTASKS=1 there too",
+  );
+  assert.equal(run(below, "trainer = L.Trainer()", "python fit.py &").length, 0, "in the background");
+  assert.equal(run(below, "trainer = L.Trainer()", "srun -n 1 python fit.py").length, 0, "a layout of its own");
+  assert.equal(run(below, "trainer = L.Trainer()", "srun --gres=gpu:1 python fit.py").length, 0);
+  assert.equal(run(below, "trainer = L.Trainer()", "CUDA_VISIBLE_DEVICES=0 srun python fit.py").length, 0);
+  assert.equal(run(`${below}export CUDA_VISIBLE_DEVICES=0\n`, "trainer = L.Trainer()").length, 0);
+  assert.equal(run(`${below}#SBATCH --gpus-per-task=4\n`, "trainer = L.Trainer(devices=4)").length, 0);
+  assert.equal(run(below.replace("--nodes=1", "--nodes=2"), "trainer = L.Trainer(num_nodes=2)").length, 0);
+  assert.equal(run(alone, "trainer = L.Trainer(num_nodes=2)").length, 0);
+  assert.equal(run(below.replace("--ntasks=1", "--ntasks=2"), "trainer = L.Trainer()").length, 0);
+  assert.equal(run(`${below}#SBATCH --job-name=interactive\n`, "trainer = L.Trainer()").length, 0);
+  assert.equal(run(`${below}export SLURM_NTASKS=4\n`, "trainer = L.Trainer()").length, 0);
+  const pinned = (pin: string) => run(below, "trainer = L.Trainer()", undefined, { "requirements.txt": pin }).length;
+  assert.equal(pinned("pytorch-lightning==1.7.7\n"), 0, "1.7: its own processes where SLURM_NTASKS differs");
+  assert.equal(pinned("pytorch-lightning<1.8\n"), 0);
+  assert.equal(pinned("pytorch-lightning==1.9.5\n"), 1, "1.8 to 2.0: Slurm's tasks, no check");
+  assert.equal(pinned("lightning>=2.0\n"), 1);
+  // Fabric: with launch() (its launcher), not without.
+  assert.equal(run(below, "fabric = L.Fabric(accelerator='cuda')\nfabric.launch()").length, 1);
+  assert.equal(run(below, "fabric = L.Fabric(accelerator='cuda')").length, 0);
+});
+
 test("GPU022's Lightning check reads the program's own settings from its syntax tree: a comment or an unrelated string does not silence it", () => {
   const run = (program: string, line = "srun python fit.py --gpus 4") =>
     lintManifestCode(
