@@ -37,6 +37,20 @@ const FRAMEWORK_ROOTS: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * Whether importing `module` is known to leave CUDA alone, or to initialise it in a way the engine
+ * sees: the standard library, a library with no CUDA code ({@link NON_GPU_LIBRARIES}), a framework
+ * root ({@link FRAMEWORK_ROOTS}), or a library the catalogue holds for the project's `pins`
+ * (initCatalogue.ts `isCatalogued`). A module of the project is not settled here: its import runs
+ * the project's code.
+ */
+export function settledLibrary(module: string, pins: Readonly<Record<string, string>> = {}): boolean {
+  const top = module.split(".")[0];
+  return (
+    STDLIB_MODULES.has(top) || NON_GPU_LIBRARIES.has(top) || FRAMEWORK_ROOTS.has(top) || isCatalogued(module, pins)
+  );
+}
+
+/**
  * The first import that runs between two lines of the module (0-based rows, both exclusive) of a
  * library that may initialise CUDA and that the catalogue does not settle: not the standard library,
  * not a framework root ({@link FRAMEWORK_ROOTS}), not catalogued for the project's pins
@@ -64,15 +78,7 @@ export function uncataloguedImportBetween(
   for (const stmt of importsRunAtImport(between)) {
     if (stmt.startPosition.row >= beforeRow) break;
     for (const module of importedModules(stmt)) {
-      const top = module.split(".")[0];
-      if (
-        STDLIB_MODULES.has(top) ||
-        NON_GPU_LIBRARIES.has(top) ||
-        FRAMEWORK_ROOTS.has(top) ||
-        isCatalogued(module, pins) ||
-        project?.isProjectModule?.(module)
-      )
-        continue;
+      if (settledLibrary(module, pins) || project?.isProjectModule?.(module)) continue;
       return { module, node: stmt, gpu: frameworkOfModule(module) !== null, note: throughNote(module, pins) };
     }
   }
