@@ -90,6 +90,8 @@ test("GPU053 default: silent (preview only) where an import or a call before the
   const cases = {
     uncatalogued: SRC.replace("import torch\n", "import torch\nimport some_gpu_lib\n"),
     inFunctionBefore: SRC.replace("import torch\n", "import torch\n\ndef setup():\n    import some_gpu_lib\n\n"),
+    importAfterDefBeforeCall:
+      'import torch\nfrom ultralytics import YOLO\n\ndef run():\n    YOLO("m.pt").predict("a.mp4", device=0)\n    torch.cuda.set_device(1)\n\nimport some_gpu_lib\nrun()\n',
     relative: SRC.replace("import torch\n", "import torch\nfrom .helpers import prepare\n"),
     unknownTorchCall: SRC.replace('model = YOLO("m.pt")', 'state = torch.load("w.pt")\nmodel = YOLO("m.pt")'),
     toDevice: SRC.replace('model = YOLO("m.pt")', 'net = make().to(dev)\nmodel = YOLO("m.pt")'),
