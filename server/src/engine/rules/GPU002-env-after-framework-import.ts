@@ -16,7 +16,7 @@ import type { ImportEvent } from "../python/events";
  * The framework roots: the runtimes themselves, whose import leaves CUDA uninitialised (ground-truth.md
  * rows `import torch` only, `import jax` only, `import cupy`; TensorFlow's and Keras's import by their
  * documentation: the runtime initialises at the first op). A library that merely imports one of them
- * (FRAMEWORK_MODULES' other keys: vllm, diffusers, ultralytics, ...) is not a root: its own
+ * (FRAMEWORK_MODULES' other keys: vllm, diffusers, ...) is not a root: its own
  * module-level code may initialise CUDA, and unless the catalogue holds it nothing says it does not.
  */
 /** TensorFlow and Keras: import laziness documented (the runtime initialises at the first op), not measured here. */
@@ -35,6 +35,20 @@ const FRAMEWORK_ROOTS: ReadonlySet<string> = new Set([
   "paddle",
   "mxnet",
 ]);
+
+/**
+ * Whether importing `module` is known to leave CUDA alone, or to initialise it in a way the engine
+ * sees: the standard library, a library with no CUDA code ({@link NON_GPU_LIBRARIES}), a framework
+ * root ({@link FRAMEWORK_ROOTS}), or a library the catalogue holds for the project's `pins`
+ * (initCatalogue.ts `isCatalogued`). A module of the project is not settled here: its import runs
+ * the project's code.
+ */
+export function settledLibrary(module: string, pins: Readonly<Record<string, string>> = {}): boolean {
+  const top = module.split(".")[0];
+  return (
+    STDLIB_MODULES.has(top) || NON_GPU_LIBRARIES.has(top) || FRAMEWORK_ROOTS.has(top) || isCatalogued(module, pins)
+  );
+}
 
 /**
  * The first import that runs between two lines of the module (0-based rows, both exclusive) of a
@@ -64,15 +78,7 @@ export function uncataloguedImportBetween(
   for (const stmt of importsRunAtImport(between)) {
     if (stmt.startPosition.row >= beforeRow) break;
     for (const module of importedModules(stmt)) {
-      const top = module.split(".")[0];
-      if (
-        STDLIB_MODULES.has(top) ||
-        NON_GPU_LIBRARIES.has(top) ||
-        FRAMEWORK_ROOTS.has(top) ||
-        isCatalogued(module, pins) ||
-        project?.isProjectModule?.(module)
-      )
-        continue;
+      if (settledLibrary(module, pins) || project?.isProjectModule?.(module)) continue;
       return { module, node: stmt, gpu: frameworkOfModule(module) !== null, note: throughNote(module, pins) };
     }
   }
@@ -113,7 +119,7 @@ export const rule: PythonRule = {
     // An environment write of a startup variable, by name (TextProbe.envWith).
     trigger: (t) => t.envWith(STARTUP_VARIABLES),
     docs: {
-      what: "Finds a CUDA startup variable written after a framework (or a library that imports one) was imported, but before any call that initialised CUDA. In the default set only where a GPU library that is neither measured nor catalogued (one that brings a framework itself: `vllm`, `diffusers`, `flax`, `ultralytics`, ...; the catalogue is under References) is imported between the framework import and the write, or is that import: the message names it, since its own import-time code may initialise CUDA. With preview on, also where the library in between has no known GPU code (named), and where nothing in between can initialise (the write works today and is one initialising import away from GPU001). A catalogued library that initialises at import makes the write GPU001 (rules.md amendment 2026-12-05: hygiene, information).",
+      what: "Finds a CUDA startup variable written after a framework (or a library that imports one) was imported, but before any call that initialised CUDA. In the default set only where a GPU library that is neither measured nor catalogued (one that brings a framework itself: `vllm`, `diffusers`, `flax`, ...; the catalogue is under References) is imported between the framework import and the write, or is that import: the message names it, since its own import-time code may initialise CUDA. With preview on, also where the library in between has no known GPU code (named), and where nothing in between can initialise (the write works today and is one initialising import away from GPU001). A catalogued library that initialises at import makes the write GPU001 (rules.md amendment 2026-12-05: hygiene, information).",
       follows:
         "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep, for the framework import and the CUDA initialisations before each write (an import of a project module that initialises CUDA makes the write GPU001's); the library named as a suspect is one imported between that import and the write by the module's top-level code or the blocks that run with it, that the catalogue does not settle for the project's pins (requirements*.txt, pyproject.toml, environment.yml: an entry for the pinned version, or for an unpinned library the newest release's; `peft`, which imports `bitsandbytes` where it is installed in some releases, is named with what the catalogue knows unless the project pins both), and that is no module of the project (the engine reads those). Not followed: writes in functions the module never calls or in other modules, and the code an imported library runs when imported (only the catalogue tells).",
       why: "It still works today — measured on 2 x H200, torch 2.11: `CUDA_VISIBLE_DEVICES=\"1\"` set after `import torch`, after seeding or after `torch.cuda.device_count()` lands on physical GPU 1, because CUDA initialises lazily. But it is fragile: any module imported in between may initialise CUDA (torch 1.12.0 did so on import; `deepspeed` and `bitsandbytes` do: see the catalogue under References), and torch < 2.4 cached `device_count()`. The folklore 'set it before import torch or it is ignored' is wrong for current PyTorch, so this is information, not an error: on 29 real ML code bases (test/ecosystem, 14,504 files) every such write worked as written; the 22 writes with nothing unmeasured in between moved to preview on 2026-12-05 (23 findings, all noise, 1.6 per 1,000 files against the goal of 1), and the one behind `ray.util.queue` (a library with no known GPU code) with them.",

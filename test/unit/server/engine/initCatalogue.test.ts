@@ -271,6 +271,16 @@ test("GPU002 names an uncatalogued library imported between the framework import
   assert.match(after.message, /it works today/);
 });
 
+test("ultralytics (read: no CUDA call at import, 8.0.0 to 8.4.114) is catalogued: GPU002 no longer names it as a GPU library that may initialise, pinned or not", async () => {
+  assert.ok(isCatalogued("ultralytics"));
+  assert.ok(isCatalogued("ultralytics", { ultralytics: "==8.3.100" }));
+  assert.ok(!isCatalogued("ultralytics", { ultralytics: "==7.0.0" }), "before 8.0.0: not read");
+  const code = 'import os\nimport torch\nfrom ultralytics import YOLO\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  assert.deepEqual(await lintCode(code, "GPU002"), [], "no default finding: nothing unknown in between");
+  const [d] = await lintCode(code, "GPU002", { preview: true });
+  assert.match(d.message, /it works today/);
+});
+
 /** Writes `files` (path → text) under a fresh folder; returns it. */
 function tree(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), "gp-scan-"));
