@@ -164,6 +164,7 @@ export const rule: Rule = {
         `${GROUND_TRUTH} (verify/frameworks/thread_probe.py, verify/results-threads-h100.json)`,
         `ultralytics/ultralytics 0009995d90 ${SELECT_DEVICE_SOURCE}: \`os.environ["CUDA_VISIBLE_DEVICES"] = device\`, then \`arg = "cuda:0"\``,
         "ultralytics/ultralytics 422c49d439 (8.0.0) ultralytics/yolo/utils/torch_utils.py:71, :84; 5d57f2111 (8.4.86) ultralytics/utils/torch_utils.py:224 (the write), read through forks that carry the upstream history",
+        'ultralytics/ultralytics history of select_device\'s file (`git log -G`, ultralytics/yolo/utils/torch_utils.py then ultralytics/utils/torch_utils.py) from 8.0.0 on: the write `os.environ["CUDA_VISIBLE_DEVICES"] = device` and `arg = "cuda:0"` change only in quote style (fe27db2f6, 8.0.239) until 3912d7f736 (8.4.85) made the return conditional and 21e038cfa3 (8.4.87) removed the write',
         'ultralytics/ultralytics#24987 (3912d7f736, first released in 8.4.85, 00572f1cb9): ultralytics/utils/torch_utils.py:214 `remap = not torch.cuda.is_initialized()`, :252 `arg = "cuda:0" if remap else f"cuda:{devices[0]}"`',
         'ultralytics/ultralytics#25021 (21e038cfa3, 8.4.87): select_device no longer writes CUDA_VISIBLE_DEVICES; at 8.4.114 (ee3fe3eabf) ultralytics/utils/torch_utils.py:236 "This function never modifies CUDA_VISIBLE_DEVICES", :316 `torch.cuda.set_device(int(devices[0]))`',
       ],
