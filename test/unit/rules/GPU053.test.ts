@@ -45,7 +45,11 @@ test("GPU053: silent when the later ordinal is another Ultralytics call's device
   const second =
     'from ultralytics import YOLO\n\ndet = YOLO("det.pt")\nseg = YOLO("seg.pt")\na = det.predict("x.jpg", device="cuda:0")\nb = seg.predict("x.jpg", device="cuda:1")\n';
   assert.deepEqual(await lintCode(second, "GPU053", { preview: true }), []);
-  assert.equal((await lintCode(second, "GPU046")).length, 1, "GPU046 says where the second model runs");
+  assert.equal(
+    (await lintCode(second, "GPU046", { preview: true })).length,
+    1,
+    "GPU046 says where the second model runs",
+  );
   const thenTorch = second.replace('device="cuda:1")', 'device="cuda:1")\nx = torch.zeros(1, device="cuda:1")');
   const [d] = await lintCode("import torch\n" + thenTorch, "GPU053", { preview: true });
   assert.equal(d?.related?.[0].range.start.line, 7, "a torch use after both calls is still named");

@@ -5,11 +5,16 @@ import { enclosingFunction, type SyntaxNode } from "../python/parser";
 import { importBindings } from "../python/walker";
 import { deviceUses } from "../python/devices";
 import { callArgs } from "./shared/py";
-import { makesModel, SELECT_DEVICE_SOURCE, ultralyticsModelCall } from "./shared/ultralytics";
+import {
+  makesModel,
+  pinnedReleases,
+  SELECT_DEVICE_SOURCE,
+  STOPS_WRITING_FROM,
+  ultralyticsModelCall,
+} from "./shared/ultralytics";
 import { literalOrdinal } from "./GPU046-ultralytics-device-after-cuda-init";
 import { settledLibrary, uncataloguedImportBetween } from "./GPU002-env-after-framework-import";
 import { importedModules, NON_GPU_LIBRARIES, STDLIB_MODULES } from "../python/imports";
-import { rangesOverlap } from "../initCatalogue";
 import type { TimelineCall } from "../python/events";
 
 /** Whether nothing before timeline position `at` initialised CUDA (then Ultralytics' write of CUDA_VISIBLE_DEVICES takes effect). */
@@ -23,23 +28,15 @@ function cudaNotStartedBefore(ctx: RuleContext, at: number): boolean {
  * 8.2.0 (:126), 8.3.0 (:174), 8.3.100 (:181), 8.3.218 (:190) and 8.4.0 (:190); 8.4.87 (ultralytics#25021,
  * 21e038cfa3 "stop mutating CUDA_VISIBLE_DEVICES") selects the GPU with torch.cuda.set_device instead.
  */
-const WRITES_VISIBLE_FROM = "8.0.0";
-const WRITES_VISIBLE_UNTIL = "8.4.87";
+const WRITES_VISIBLE_UNTIL = STOPS_WRITING_FROM;
 
 /**
  * What the project's ultralytics pin says of the write: `"all"` when every release it admits writes
- * the variable ({@link WRITES_VISIBLE_FROM} up to {@link WRITES_VISIBLE_UNTIL}), `"none"` when none
- * does, `"some"` when unpinned, unreadable, or both.
+ * the variable (8.0.0 up to {@link WRITES_VISIBLE_UNTIL}), `"none"` when none does, `"some"` when
+ * unpinned, unreadable, or both.
  */
 export function pinnedWrite(pin: string | undefined): "all" | "none" | "some" {
-  if (!pin) return "some";
-  try {
-    if (!rangesOverlap(pin, `<${WRITES_VISIBLE_UNTIL}`)) return "none";
-    const outside = rangesOverlap(pin, `>=${WRITES_VISIBLE_UNTIL}`) || rangesOverlap(pin, `<${WRITES_VISIBLE_FROM}`);
-    return outside ? "some" : "all";
-  } catch {
-    return "some";
-  }
+  return pinnedReleases(pin, WRITES_VISIBLE_UNTIL);
 }
 
 /** Calls that run code the engine does not read (a module named at run time, a string of code). */
