@@ -218,6 +218,12 @@ const EXAMPLE_DIR = (() => {
     join(dir, "app.py"),
     'import hydra\nimport torch\nprint(torch.cuda.is_available())\n\n\n@hydra.main(version_base=None, config_path="conf", config_name="config")\ndef main(cfg):\n    print(cfg.lr)\n\n\nif __name__ == "__main__":\n    main()\n',
   );
+  // GPU076's example is local.env, the env_file of this settings class (the example's comment).
+  mkdirSync(join(dir, "tabled"));
+  writeFileSync(
+    join(dir, "tabled", "settings.py"),
+    'from typing import Optional\nfrom dotenv import find_dotenv\nfrom pydantic_settings import BaseSettings\n\n\nclass Settings(BaseSettings):\n    TORCH_DEVICE: Optional[str] = None\n\n    class Config:\n        env_file = find_dotenv("local.env")\n        extra = "ignore"\n',
+  );
   return dir;
 })();
 
@@ -229,7 +235,9 @@ function manifestCodes(text: string, language: string, code: string): string[] {
         ? ["jobscript"]
         : language === "jsonc"
           ? ["devcontainer"]
-          : ["yaml", "compose"];
+          : language === "dotenv"
+            ? ["dotenv"]
+            : ["yaml", "compose"];
   // GPU045 compares ids with the machine its example names (one GPU).
   const machine = code === "GPU045" ? { machine: { gpuCount: 1, uuids: [] } } : {};
   return kinds.flatMap((k) =>
@@ -241,7 +249,9 @@ function manifestCodes(text: string, language: string, code: string): string[] {
         ? { file: join(EXAMPLE_DIR, "example.sh") }
         : code === "GPU062"
           ? { file: join(EXAMPLE_DIR, "conf", k === "compose" ? "compose.yaml" : "config.yaml") }
-          : {},
+          : k === "dotenv"
+            ? { file: join(EXAMPLE_DIR, "local.env") }
+            : {},
     ).diagnostics.map((d) => d.code),
   );
 }
