@@ -1,8 +1,7 @@
 import { basename, dirname, join, relative, resolve } from "node:path";
-import { statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import type { ManifestRule, ManifestRuleContext } from "../rule";
 import { STARTUP_VARIABLES } from "../frameworks";
-import { filesAround } from "../slurmLaunch";
 import { isComposeName, isDockerfileName } from "../manifests/files";
 import { parseShell } from "../manifests/shell";
 import { SourceText } from "../manifests/source";
@@ -12,8 +11,8 @@ const PYDANTIC_SETTINGS = "pydantic/pydantic-settings@d26fc0c3944fe68cf169f86386
 const PYDANTIC_V1 = "pydantic/pydantic@a913c37560f58ebe811a3b176203118a339d69f8";
 const PYTHON_DOTENV = "theskumar/python-dotenv@002bfb667eb6bb3229a9b571d62dcd166491b2ad";
 
-/** How many Python files, and other project files, around the dotenv file are read (nearest folders first). */
-const MAX_MODULES = 200;
+/** How many Python files, and other project files, of the project are read (nearest folders first). */
+const MAX_MODULES = 400;
 const MAX_OTHER_FILES = 400;
 const MAX_MODULE_BYTES = 1024 * 1024;
 const MAX_OTHER_BYTES = 256 * 1024;
@@ -31,7 +30,7 @@ export const rule: ManifestRule = {
     docs: {
       what: "Finds a CUDA startup variable (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `PYTORCH_CUDA_ALLOC_CONF`, `XLA_PYTHON_CLIENT_PREALLOCATE`, ...) set in a dotenv file that a pydantic `BaseSettings` class of the project names as its `env_file`, where nothing in the project exports that file to the process environment. pydantic-settings (and pydantic 1's BaseSettings) reads the file into a dict that fills the settings object's fields; it never writes `os.environ`, so CUDA, PyTorch, JAX and TensorFlow, which read these variables from the process environment, never see the value. Reported on the variable's line in the dotenv file, with the `env_file` as a related location. In the default set for a dotenv file with another name than `.env` (`local.env`, `.env.prod`); for a file named `.env`, a preview finding: VS Code's Python extension (its `python.envFile` setting defaults to `${workspaceFolder}/.env`) and pipenv load that name into the environment of the programs they start.",
       follows:
-        "The dotenv file's lines (`KEY=value`, `export KEY=value`, quoted values; comments and lines inside a multi-line quoted value skipped; an empty value is not reported). The Python files (the first 200) in the dotenv file's folder, its ancestors up to a folder holding `.git` (three levels at most) and their direct subfolders: their classes that derive from an imported `BaseSettings` (`pydantic_settings`, `pydantic`, `pydantic.v1`), with `env_file` in `class Config:` or in `model_config = SettingsConfigDict(...)` (or a dict literal), and the `_env_file=` keyword where the module instantiates such a class; the path is a string literal, a tuple or list of them, or `find_dotenv(\"name\")` (`find_dotenv()`: `.env`), and names the file when, resolved against the module's folder or one of its ancestors, it is the file. Silent when anything in those folders may export the file: a `load_dotenv(...)` call naming it (or not naming a file by a literal; `load_dotenv()` names `.env`), `dotenv_values(...)` in a module that also uses `os.environ`, `os.environ.update(...)` with anything but a dict literal, a write of the same variable to `os.environ` (a setting copied there); a shell script, Makefile, justfile, Procfile, Dockerfile, YAML file (compose `env_file:`), `pyproject.toml`, `tox.ini`, `setup.cfg` or `pytest.ini` that names the file, a Markdown line that names it with `source`, `set -a`, `--env-file`, `export $(`, `env $(`, `xargs` or `dotenv`, and a `.envrc`, `.devcontainer` configuration or `.vscode/launch.json`/`settings.json` that names it (`.envrc`: or says `dotenv` for `.env`); for `.env`, also a `Pipfile` or `Procfile` (pipenv and honcho load `.env`). Not followed: settings classes that derive from the project's own subclass of BaseSettings, a non-literal path (`Path(__file__).parent / \".env\"`), modules deeper than one folder below the searched folders, and the environment of a launcher outside the project (a user-level `python.envFile`, a CI secret).",
+        "The dotenv file's lines (`KEY=value`, `export KEY=value`, quoted values; comments and lines inside a multi-line quoted value skipped; an empty value is not reported). The project: the nearest folder holding `.git` among the dotenv file's folder and its ancestors (three levels at most), else the file's own folder, walked five folder levels deep (5000 files at most; hidden folders left out but `.devcontainer` and `.vscode`, and `node_modules`, `venv`, `site-packages`, `build`, `dist`). Its Python files (the first 400): their classes that derive from an imported `BaseSettings` (`pydantic_settings`, `pydantic`, `pydantic.v1`), with `env_file` in `class Config:` or in `model_config = SettingsConfigDict(...)` (or a dict literal), and the `_env_file=` keyword where the module instantiates such a class; the path is a string literal, a tuple or list of them, or `find_dotenv(\"name\")` (`find_dotenv()`: `.env`), and names the file when, resolved against the module's folder or one of its ancestors, it is the file. Silent when anything in the project may export the file: a `load_dotenv(...)` call naming it (or not naming a file by a literal; `load_dotenv()` names `.env`), `dotenv_values(...)` in a module that also uses `os.environ`, `os.environ.update(...)` with anything but a dict literal, a write of the same variable to `os.environ` (a setting copied there); a shell script, Makefile, justfile, Procfile, Dockerfile, YAML file (compose `env_file:`), `pyproject.toml`, `tox.ini`, `setup.cfg` or `pytest.ini` that names the file, a Markdown line that names it with `source`, `set -a`, `--env-file`, `export $(`, `env $(`, `xargs` or `dotenv`, and a `.envrc`, Dev Container configuration or VS Code `launch.json`/`settings.json` that names it (`.envrc`: or says `dotenv`, for `.env`); for `.env`, also a `Pipfile` or `Procfile` (pipenv and honcho load `.env`). Not followed: settings classes that derive from the project's own subclass of BaseSettings, a non-literal path (`Path(__file__).parent / \".env\"`), files deeper than five folders below the project root, and the environment of a launcher outside the project (a user-level `python.envFile`, a CI secret).",
       why: `pydantic-settings reads a dotenv file with python-dotenv's \`dotenv_values\`, which parses it into a dict, and merges that dict into the values of the settings fields; nothing in the package writes \`os.environ\` (${PYDANTIC_SETTINGS} pydantic_settings/sources/providers/dotenv.py:76-85 \`_static_read_env_file\`: \`file_vars = dotenv_values(file_path, ...)\`, :99-119 \`_read_env_files\` returns the merged dict; the package only reads os.environ: sources/providers/env.py:94, utils.py:14). pydantic 1 did the same (${PYDANTIC_V1} pydantic/env_settings.py:44-85 \`_build_environ\` merges \`read_env_file(...)\` into a local dict, :125-135 \`read_env_file\` calls \`dotenv_values\`). python-dotenv's \`dotenv_values\` returns the parsed dict; only \`load_dotenv\` (\`DotEnv.set_as_environment_variables\`: \`os.environ[k] = v\`) exports (${PYTHON_DOTENV} src/dotenv/main.py, \`dotenv_values\`, \`load_dotenv\`). The CUDA driver reads \`CUDA_VISIBLE_DEVICES\` and \`CUDA_DEVICE_ORDER\` from the process environment when it initialises (CUDA C Programming Guide, CUDA Environment Variables), PyTorch its allocator settings and XLA its client settings likewise, so a value that only reached a settings object changes nothing: VikParuchuri/tabled#12, \`CUDA_VISIBLE_DEVICES=1\` in the local.env of a pydantic-settings class left the models on GPU 0; the maintainer's answer was to export it in the shell. With \`extra="forbid"\` (pydantic-settings' default) an unknown key in the file also fails validation when the settings are built.`,
       example:
         '# local.env, the env_file of tabled/settings.py:\n#   class Settings(BaseSettings):\n#       TORCH_DEVICE: Optional[str] = None\n#       class Config:\n#           env_file = find_dotenv("local.env")\n#           extra = "ignore"\nTORCH_DEVICE=cuda\nCUDA_VISIBLE_DEVICES=1\n',
@@ -54,11 +53,16 @@ export const rule: ManifestRule = {
     const entries = dotenvEntries(ctx.manifest.src.text);
     if (!entries.length) return;
     const file = resolve(ctx.file);
-    const modules = modulesAround(ctx, file, entries);
+    const project = projectOf(file);
+    const modules = modulesAround(ctx, project, entries);
     const readers = modules.flatMap((m) =>
       m.names.filter((n) => namesFile(n.path, dirname(m.file), file)).map((n) => ({ ...n, file: m.file })),
     );
-    if (!readers.length || modules.some((m) => exportsAll(m.exports, basename(file))) || otherFileExports(ctx, file))
+    if (
+      !readers.length ||
+      modules.some((m) => exportsAll(m.exports, basename(file))) ||
+      otherFileExports(ctx, file, project)
+    )
       return;
     for (const e of entries) {
       if (modules.some((m) => m.exports.writes.has(e.variable))) continue;
@@ -93,17 +97,25 @@ export function dotenvEntries(text: string): Entry[] {
     const m = /^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_.]*)[ \t]*=[ \t]*(.*?)\r?$/.exec(line);
     if (!m) continue;
     const raw = m[2];
+    const at = start + line.length - line.replace(/^[ \t]*(?:export[ \t]+)?/, "").length;
+    const rawAt = start + m[0].length - m[2].length - (m[0].endsWith("\r") ? 1 : 0);
     let value: string;
+    let end: number;
     if (raw.startsWith('"') || raw.startsWith("'")) {
       const q = raw[0];
-      if (!closes(raw.slice(1), q)) {
+      const close = raw.slice(1).search(q === '"' ? /(?<!\\)"/ : /'/);
+      if (close < 0) {
         quote = q;
         continue;
       }
-      value = raw.slice(1, raw.slice(1).search(q === '"' ? /(?<!\\)"/ : /'/) + 1);
-    } else value = raw.replace(/(?:^|\s+)#.*$/, "").trim();
+      value = raw.slice(1, close + 1);
+      end = rawAt + close + 2;
+    } else {
+      value = raw.replace(/(?:^|\s+)#.*$/, "").trim();
+      end = rawAt + raw.replace(/(?:^|\s+)#.*$/, "").trimEnd().length;
+    }
     if (!value || !STARTUP_VARIABLES.includes(m[1])) continue;
-    out.push({ variable: m[1], value, start: start + line.indexOf(m[1]), end: start + line.replace(/\r$/, "").length });
+    out.push({ variable: m[1], value, start: at, end });
   }
   return out;
 }
@@ -122,10 +134,9 @@ interface Module {
  * The Python modules around the dotenv file that name a dotenv file in a settings class or may
  * export one: only the texts that hold the words those need are parsed.
  */
-function modulesAround(ctx: ManifestRuleContext, file: string, entries: Entry[]): Module[] {
+function modulesAround(ctx: ManifestRuleContext, project: Project, entries: Entry[]): Module[] {
   const out: Module[] = [];
-  const dir = dirname(file);
-  for (const path of filesAround(dir, (n) => n.endsWith(".py"), MAX_MODULES, [dir])) {
+  for (const path of project.files.filter((f) => f.endsWith(".py")).slice(0, MAX_MODULES)) {
     const text = ctx.read(path, MAX_MODULE_BYTES);
     if (text === null) continue;
     const settings = text.includes("env_file") && text.includes("BaseSettings");
@@ -156,21 +167,29 @@ const DOC_EXPORT = /\bsource\s|(?:^|[\s;&|(])\.\s|set\s+-a|--env-file|export\s+\
  * configurations (`.envrc`, `.devcontainer`, `.vscode`) of the folders searched naming it; for
  * `.env`, a Pipfile or Procfile (pipenv and honcho load `.env` themselves).
  */
-function otherFileExports(ctx: ManifestRuleContext, file: string): boolean {
+function otherFileExports(ctx: ManifestRuleContext, file: string, project: Project): boolean {
   const name = basename(file);
   const named = nameTest(name);
   const wanted = (n: string) =>
-    SHELLISH.test(n) || MAKEISH.has(n.toLowerCase()) || DOC.test(n) || isDockerfileName(n) || isComposeName(n);
-  for (const path of filesAround(dirname(file), wanted, MAX_OTHER_FILES, [dirname(file)])) {
-    if (name === ".env" && (basename(path) === "Pipfile" || basename(path) === "Procfile")) return true;
+    SHELLISH.test(n) ||
+    MAKEISH.has(n.toLowerCase()) ||
+    DOC.test(n) ||
+    HIDDEN.has(n) ||
+    isDockerfileName(n) ||
+    isComposeName(n);
+  for (const path of project.files.filter((f) => wanted(basename(f))).slice(0, MAX_OTHER_FILES)) {
+    const n = basename(path);
+    if (name === ".env" && (n === "Pipfile" || n === "Procfile")) return true;
     const read = ctx.read(path, MAX_OTHER_BYTES);
-    if (read === null || !read.includes(name)) continue;
+    if (read === null) continue;
+    if (name === ".env" && n === ".envrc" && /\bdotenv\b/.test(read)) return true;
+    if (!read.includes(name)) continue;
     const text = withoutComments(read, path);
     if (!DOC.test(path)) {
       if (named(text)) return true;
     } else if (text.split("\n").some((l) => named(l) && DOC_EXPORT.test(l))) return true;
   }
-  return hiddenConfigExports(ctx, file, named);
+  return false;
 }
 
 /** Base names of shell scripts, whose comments the shell tokenizer finds (manifests/shell.ts). */
@@ -197,25 +216,73 @@ function nameTest(name: string): (text: string) => boolean {
   return (text) => re.test(text);
 }
 
-/** The hidden configurations of the dotenv file's folder and its ancestors up to a repository root (three levels at most). */
-function hiddenConfigExports(ctx: ManifestRuleContext, file: string, named: (t: string) => boolean): boolean {
-  const dotenvName = basename(file) === ".env";
-  let d = dirname(file);
-  for (let level = 0; level <= 3; level++) {
-    for (const rel of [
-      ".envrc",
-      ".devcontainer.json",
-      ".devcontainer/devcontainer.json",
-      ".vscode/launch.json",
-      ".vscode/settings.json",
-    ]) {
-      const text = ctx.read(join(d, rel), MAX_OTHER_BYTES);
-      if (text !== null && (named(text) || (dotenvName && rel === ".envrc" && /\bdotenv\b/.test(text)))) return true;
+/** The hidden files and folders the project walk enters: direnv's `.envrc`, Dev Container and VS Code configurations. */
+const HIDDEN = new Set([".envrc", ".devcontainer.json", "devcontainer.json", "launch.json", "settings.json"]);
+const HIDDEN_FOLDERS = new Set([".devcontainer", ".vscode"]);
+/** Folders never entered: environments, caches and build output. */
+const SKIPPED_FOLDERS = new Set(["node_modules", "__pycache__", "site-packages", "venv", "build", "dist"]);
+const MAX_DEPTH = 5;
+const MAX_FILES = 5000;
+
+/** The project of a dotenv file: its root and the files under it. */
+interface Project {
+  root: string;
+  files: string[];
+}
+
+const projects = new Map<string, { at: number; project: Project }>();
+
+/**
+ * The project of the dotenv file: the nearest folder holding `.git` among the file's folder and its
+ * ancestors (three levels at most), else the file's own folder; and its files, nearest folders
+ * first (breadth first, five folder levels, 5000 files at most; hidden folders left out but
+ * `.devcontainer` and `.vscode`, and environments, caches and build output). Kept a few seconds.
+ */
+function projectOf(file: string): Project {
+  let root = dirname(file);
+  for (let d = root, level = 0; level <= 3; level++, d = dirname(d)) {
+    if (exists(join(d, ".git"))) {
+      root = d;
+      break;
     }
-    if (exists(join(d, ".git")) || dirname(d) === d) break;
-    d = dirname(d);
+    if (dirname(d) === d) break;
   }
-  return false;
+  const hit = projects.get(root);
+  if (hit && Date.now() - hit.at < 5000) return hit.project;
+  const files: string[] = [];
+  let level: string[] = [root];
+  for (let depth = 0; depth <= MAX_DEPTH && level.length && files.length < MAX_FILES; depth++) {
+    const next: string[] = [];
+    for (const d of level) {
+      for (const e of listDir(d)) {
+        const path = join(d, e.name);
+        if (e.dir) {
+          const hidden = e.name.startsWith(".");
+          if ((!hidden || HIDDEN_FOLDERS.has(e.name)) && !SKIPPED_FOLDERS.has(e.name)) next.push(path);
+        } else if (
+          files.length < MAX_FILES &&
+          (!e.name.startsWith(".") || e.name === ".envrc" || e.name === ".devcontainer.json")
+        )
+          files.push(path);
+      }
+    }
+    level = next;
+  }
+  const project = { root, files };
+  if (projects.size > 16) projects.clear();
+  projects.set(root, { at: Date.now(), project });
+  return project;
+}
+
+/** A folder's entries, sorted by name (none when it cannot be read). */
+function listDir(d: string): Array<{ name: string; dir: boolean }> {
+  try {
+    return readdirSync(d, { withFileTypes: true })
+      .map((e) => ({ name: e.name, dir: e.isDirectory() }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  } catch {
+    return [];
+  }
 }
 
 const exists = (p: string): boolean => {
