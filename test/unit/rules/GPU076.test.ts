@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { tmpdir } from "node:os";
 import { manifestFixtureTests, lintManifestCode } from "./manifestFixtureCheck";
 import { manifestKindOf } from "../../../server/src/engine/manifests/files";
+import { lintManifest } from "../../../server/src/engine/manifests/lintManifest";
 import { ROOT } from "../support/helpers";
 import type { LintOptions } from "../../../server/src/engine/lint";
 
@@ -119,4 +120,13 @@ test("GPU076: silent where a script, Makefile, compose file, document or editor 
   kept("run.sh", "#!/bin/bash\n# the GPU is set in local.env\npython main.py\n");
   kept("README.md", "Copy local.env.example to local.env and edit it.\n");
   kept("run.sh", "#!/bin/bash\nsource local.env.example\npython main.py\n");
+});
+
+test("GPU076: a dotenv file is read by no other manifest rule (a shell rule would flag this typo)", () => {
+  const r = lintManifest("CUDA_VISIBLE_DEVICE=1\nexport CUDA_VISIBLE_DEVICES=0\n", "dotenv", { preview: true });
+  assert.deepEqual(r.diagnostics, []);
+  assert.equal(
+    lintManifest("CUDA_VISIBLE_DEVICE=1 python train.py\n", "jobscript", { preview: true }).diagnostics.length,
+    1,
+  );
 });
