@@ -130,3 +130,20 @@ test("GPU076: a dotenv file is read by no other manifest rule (a shell rule woul
     1,
   );
 });
+
+test("GPU076: silent where the project copies settings or unnamed keys into an environment, or reads the setting itself", () => {
+  const base = { "app/settings.py": SETTINGS, "local.env": LOCAL };
+  const silent = (text: string) => assert.deepEqual(check({ ...base, "main.py": text }), [], text);
+  silent(
+    "import os\nfrom app.settings import settings\nfor k, v in settings.model_dump().items():\n    os.environ[k.upper()] = str(v)\n",
+  );
+  silent("import os\nos.environ |= extra\n");
+  silent("import os\nos.putenv(name, value)\n");
+  silent("import os, subprocess\nsubprocess.run(cmd, env={**os.environ, **settings.model_dump()})\n");
+  silent("import subprocess\nsubprocess.run(cmd, env=dict(settings.dict()))\n");
+  silent("from app.settings import settings\nprint(settings.cuda_visible_devices)\n");
+  // A child process given a copy of os.environ, and an attribute of another name, change nothing.
+  const kept = (text: string) => assert.equal(check({ ...base, "main.py": text }).length, 1, text);
+  kept("import os, subprocess\nsubprocess.run(cmd, env={**os.environ, 'A': '1'})\n");
+  kept("from app.settings import settings\nprint(settings.TORCH_DEVICE)\n");
+});

@@ -45,10 +45,12 @@ export interface EnvFileName {
 export interface ModuleExports {
   /** `load_dotenv(...)` calls: the base name of the file each names (`.env` when none), or null when not literal. */
   loads: Array<{ name: string | null; range: Range }>;
-  /** A `dotenv_values(...)` call in a module that also copies a mapping into `os.environ` (`update(...)`), or such an `update` with a non-literal mapping. */
+  /** Where the module may copy many values into an environment (ModuleExports docs: `bulkCall`, `unnamedEnvironWrite`), or `dotenv_values(...)` in a module that uses os.environ. */
   bulk: Range | null;
   /** The startup variables the module writes to `os.environ` (any form, anywhere), with where. */
   writes: Map<string, Range>;
+  /** The attribute names the module reads, lower-cased (`settings.cuda_visible_devices`: a setting of a variable's name is used). */
+  attributes: Set<string>;
 }
 
 /** The facts of one module's text, or null when it cannot be parsed. */
@@ -153,14 +155,56 @@ function moduleExports(model: ModuleModel): ModuleExports {
       const named = arg ? pathsOf(model, arg) : [".env"];
       loads.push({ name: named.length === 1 ? basename(named[0]) : null, range: nodeRange(call) });
     } else if (DOTENV_VALUES.has(path)) values ??= nodeRange(call);
-    else if (path === "os.environ.update" && !literalMapping(callArgs(call).positional[0])) bulk ??= nodeRange(call);
+    else if (bulkCall(model, call, path)) bulk ??= nodeRange(call);
   }
-  // `dotenv_values(...)` read into a dict is exported only by a write to os.environ with a key the
-  // model cannot name (`os.environ[k] = v`): any other use of os.environ in the module counts.
+  bulk ??= unnamedEnvironWrite(model);
+  // `dotenv_values(...)` read into a dict is exported only by a write to os.environ: any use of
+  // os.environ in the module counts.
   if (!bulk && values && usesEnviron(model)) bulk = values;
   const writes = new Map<string, Range>();
   for (const w of envWritesAnywhere(model)) if (!writes.has(w.variable)) writes.set(w.variable, w.range);
-  return { loads, bulk, writes };
+  const attributes = new Set<string>();
+  for (const a of model.tree.descendantsOfType("attribute")) {
+    const name = a.childForFieldName("attribute")?.text;
+    if (name) attributes.add(name.toLowerCase());
+  }
+  return { loads, bulk, writes, attributes };
+}
+
+/** Calls of os.environ and os.putenv whose key the model cannot name. */
+const KEYED = new Set(["os.putenv", "os.environ.setdefault", "os.environ.__setitem__"]);
+/** Methods that turn a settings object into a mapping (pydantic 2 and 1). */
+const DUMPS = new Set(["model_dump", "dict"]);
+
+/**
+ * Whether a call may copy many values into an environment: `os.environ.update(...)` of anything but
+ * a dict literal, `os.putenv(k, v)` or `os.environ.setdefault(k, v)` with a non-literal key, or an
+ * `env=` argument (a child process's environment) built with `**mapping` of something other than
+ * os.environ or from a settings dump (`settings.model_dump()`, `.dict()`).
+ */
+function bulkCall(model: ModuleModel, call: SyntaxNode, path: string): boolean {
+  const { positional, keywords } = callArgs(call);
+  if (path === "os.environ.update") return !literalMapping(positional[0]);
+  if (KEYED.has(path)) return stringValue(positional[0]) === null;
+  const env = keywords.get("env");
+  if (!env) return false;
+  for (const n of [env, ...env.descendantsOfType(["dictionary_splat", "call"])]) {
+    if (n?.type === "dictionary_splat" && !model.isEnviron(n.namedChildren[0])) return true;
+    const fn = n?.type === "call" ? n.childForFieldName("function") : null;
+    if (fn?.type === "attribute" && DUMPS.has(fn.childForFieldName("attribute")?.text ?? "")) return true;
+  }
+  return false;
+}
+
+/** The first `os.environ[key] = ...` (or `os.environ |= ...`) whose key is not a string literal. */
+function unnamedEnvironWrite(model: ModuleModel): Range | null {
+  for (const a of model.tree.descendantsOfType(["assignment", "augmented_assignment"])) {
+    const left = a.childForFieldName("left");
+    if (a.type === "augmented_assignment" && model.isEnviron(left)) return nodeRange(a);
+    if (left?.type !== "subscript" || !model.isEnviron(left.childForFieldName("value"))) continue;
+    if (stringValue(left.childForFieldName("subscript")) === null) return nodeRange(a);
+  }
+  return null;
 }
 
 /** Whether the module names `os.environ` anywhere (an attribute or a name bound to it). */
