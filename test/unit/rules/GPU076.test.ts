@@ -147,3 +147,17 @@ test("GPU076: silent where the project copies settings or unnamed keys into an e
   kept("import os, subprocess\nsubprocess.run(cmd, env={**os.environ, 'A': '1'})\n");
   kept("from app.settings import settings\nprint(settings.TORCH_DEVICE)\n");
 });
+
+test("GPU076: a settings field that names the variable by an alias counts as the setting, when the project reads it", () => {
+  const settings = SETTINGS.replace(
+    "    TORCH_DEVICE: Optional[str] = None\n",
+    '    TORCH_DEVICE: Optional[str] = None\n    gpus: str = Field("0", alias="CUDA_VISIBLE_DEVICES")\n',
+  ).replace(
+    "from pydantic_settings import BaseSettings\n",
+    "from pydantic import Field\nfrom pydantic_settings import BaseSettings\n",
+  );
+  const files = { "app/settings.py": settings, "local.env": LOCAL };
+  assert.equal(check(files).length, 1);
+  const used = "import torch\nfrom app.settings import settings\ntorch.cuda.set_device(int(settings.gpus))\n";
+  assert.deepEqual(check({ ...files, "main.py": used }), []);
+});

@@ -30,7 +30,7 @@ export const rule: ManifestRule = {
     docs: {
       what: "Finds a CUDA startup variable (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `PYTORCH_CUDA_ALLOC_CONF`, `XLA_PYTHON_CLIENT_PREALLOCATE`, ...) set in a dotenv file that a pydantic `BaseSettings` class of the project names as its `env_file`, where nothing in the project exports that file to the process environment. pydantic-settings (and pydantic 1's BaseSettings) reads the file into a dict that fills the settings object's fields; it never writes `os.environ`, so CUDA, PyTorch, JAX and TensorFlow, which read these variables from the process environment, never see the value. Reported on the variable's line in the dotenv file, with the `env_file` as a related location. In the default set for a dotenv file with another name than `.env` (`local.env`, `.env.prod`); for a file named `.env`, a preview finding: VS Code's Python extension (its `python.envFile` setting defaults to `${workspaceFolder}/.env`) and pipenv load that name into the environment of the programs they start.",
       follows:
-        "The dotenv file's lines (`KEY=value`, `export KEY=value`, quoted values; comments and lines inside a multi-line quoted value skipped; an empty value is not reported). The project: the nearest folder holding `.git` among the dotenv file's folder and its ancestors (three levels at most), else the file's own folder, walked five folder levels deep (5000 files at most; hidden folders left out but `.devcontainer`, `.vscode`, `.idea`, `.github` and `.circleci`, and `node_modules`, `venv`, `site-packages`, `build`, `dist`). Its Python files (the first 400): their classes that derive from an imported `BaseSettings` (`pydantic_settings`, `pydantic`, `pydantic.v1`), with `env_file` in `class Config:` or in `model_config = SettingsConfigDict(...)` (or a dict literal), and the `_env_file=` keyword where the module instantiates such a class; the path is a string literal, a tuple or list of them, or `find_dotenv(\"name\")` (`find_dotenv()`: `.env`), and names the file when, resolved against the module's folder or one of its ancestors, it is the file. Silent when anything in the project may export the file: a `load_dotenv(...)` call naming it (or not naming a file by a literal; `load_dotenv()` names `.env`), `dotenv_values(...)` in a module that also uses `os.environ`, `os.environ.update(...)` with anything but a dict literal, `os.environ[key] = ...`, `os.putenv(key, ...)` or `os.environ.setdefault(key, ...)` with a key that is not a string literal, `os.environ |= ...`, a child process's `env=` built with `**mapping` of anything but os.environ or from `.model_dump()`/`.dict()`; for one variable, a write of it to `os.environ` or a read of an attribute of its name in any case (`settings.cuda_visible_devices`: the project uses the setting itself); a shell script, Makefile, justfile, Procfile, `package.json`, Dockerfile, YAML file (compose `env_file:`, a CI workflow), TOML, INI, `.cfg`, `.conf`, systemd `.service` or XML file (a PyCharm run configuration in `.idea`) that names the file outside a comment, a Markdown line that names it with `source`, `set -a`, `--env-file`, `export $(`, `env $(`, `xargs` or `dotenv`, and a `.envrc` or a Dev Container or VS Code configuration (`devcontainer.json`, `launch.json`, `settings.json`) that names it (`.envrc`: or says `dotenv`, for `.env`); for `.env`, also a `Pipfile` or `Procfile` (pipenv and honcho load `.env`). Not followed: settings classes that derive from the project's own subclass of BaseSettings, a non-literal path (`Path(__file__).parent / \".env\"`), files deeper than five folders below the project root, and the environment of a launcher outside the project (a user-level `python.envFile`, a CI secret).",
+        "The dotenv file's lines (`KEY=value`, `export KEY=value`, quoted values; comments and lines inside a multi-line quoted value skipped; an empty value is not reported). The project: the nearest folder holding `.git` among the dotenv file's folder and its ancestors (three levels at most), else the file's own folder, walked five folder levels deep (5000 files at most; hidden folders left out but `.devcontainer`, `.vscode`, `.idea`, `.github` and `.circleci`, and `node_modules`, `venv`, `site-packages`, `build`, `dist`). Its Python files (the first 400): their classes that derive from an imported `BaseSettings` (`pydantic_settings`, `pydantic`, `pydantic.v1`), with `env_file` in `class Config:` or in `model_config = SettingsConfigDict(...)` (or a dict literal), and the `_env_file=` keyword where the module instantiates such a class; the path is a string literal, a tuple or list of them, or `find_dotenv(\"name\")` (`find_dotenv()`: `.env`), and names the file when, resolved against the module's folder or one of its ancestors, it is the file. Silent when anything in the project may export the file: a `load_dotenv(...)` call naming it (or not naming a file by a literal; `load_dotenv()` names `.env`), `dotenv_values(...)` in a module that also uses `os.environ`, `os.environ.update(...)` with anything but a dict literal, `os.environ[key] = ...`, `os.putenv(key, ...)` or `os.environ.setdefault(key, ...)` with a key that is not a string literal, `os.environ |= ...`, a child process's `env=` built with `**mapping` of anything but os.environ or from `.model_dump()`/`.dict()`; for one variable, a write of it to `os.environ` or a read of an attribute of its name in any case (`settings.cuda_visible_devices`), or of the settings field that `Field(alias=...)`, `validation_alias=` or `env=` ties to it (`settings.gpus`): the project uses the setting itself; a shell script, Makefile, justfile, Procfile, `package.json`, Dockerfile, YAML file (compose `env_file:`, a CI workflow), TOML, INI, `.cfg`, `.conf`, systemd `.service` or XML file (a PyCharm run configuration in `.idea`) that names the file outside a comment, a Markdown line that names it with `source`, `set -a`, `--env-file`, `export $(`, `env $(`, `xargs` or `dotenv`, and a `.envrc` or a Dev Container or VS Code configuration (`devcontainer.json`, `launch.json`, `settings.json`) that names it (`.envrc`: or says `dotenv`, for `.env`); for `.env`, also a `Pipfile` or `Procfile` (pipenv and honcho load `.env`). Not followed: settings classes that derive from the project's own subclass of BaseSettings, a non-literal path (`Path(__file__).parent / \".env\"`), files deeper than five folders below the project root, and the environment of a launcher outside the project (a user-level `python.envFile`, a CI secret).",
       why: `pydantic-settings reads a dotenv file with python-dotenv's \`dotenv_values\`, which parses it into a dict, and merges that dict into the values of the settings fields; nothing in the package writes \`os.environ\` (${PYDANTIC_SETTINGS} pydantic_settings/sources/providers/dotenv.py:76-85 \`_static_read_env_file\`: \`file_vars = dotenv_values(file_path, ...)\`, :99-119 \`_read_env_files\` returns the merged dict; the package only reads os.environ: sources/providers/env.py:94, utils.py:14). pydantic 1 did the same (${PYDANTIC_V1} pydantic/env_settings.py:44-85 \`_build_environ\` merges \`read_env_file(...)\` into a local dict, :125-135 \`read_env_file\` calls \`dotenv_values\`). python-dotenv's \`dotenv_values\` returns the parsed dict; only \`load_dotenv\` (\`DotEnv.set_as_environment_variables\`: \`os.environ[k] = v\`) exports (${PYTHON_DOTENV} src/dotenv/main.py, \`dotenv_values\`, \`load_dotenv\`). The CUDA driver reads \`CUDA_VISIBLE_DEVICES\` and \`CUDA_DEVICE_ORDER\` from the process environment when it initialises (CUDA C Programming Guide, CUDA Environment Variables), PyTorch its allocator settings and XLA its client settings likewise, so a value that only reached a settings object changes nothing: VikParuchuri/tabled#12, \`CUDA_VISIBLE_DEVICES=1\` in the local.env of a pydantic-settings class left the models on GPU 0; the maintainer's answer was to export it in the shell. With \`extra="forbid"\` (pydantic-settings' default) an unknown key in the file also fails validation when the settings are built.`,
       example:
         '# local.env, the env_file of tabled/settings.py:\n#   class Settings(BaseSettings):\n#       TORCH_DEVICE: Optional[str] = None\n#       class Config:\n#           env_file = find_dotenv("local.env")\n#           extra = "ignore"\nTORCH_DEVICE=cuda\nCUDA_VISIBLE_DEVICES=1\n',
@@ -65,8 +65,11 @@ export const rule: ManifestRule = {
     )
       return;
     for (const e of entries) {
+      // The setting's attribute: the variable's name, or a field that names it (`Field(alias=...)`).
       const own = e.variable.toLowerCase();
-      if (modules.some((m) => m.exports.writes.has(e.variable) || m.exports.attributes.has(own))) continue;
+      const names = [own, ...modules.flatMap((m) => m.aliases.get(own) ?? [])];
+      if (modules.some((m) => m.exports.writes.has(e.variable) || names.some((n) => m.exports.attributes.has(n))))
+        continue;
       report(ctx, e, readers[0], basename(file) === ".env");
     }
   },
@@ -129,6 +132,8 @@ interface Module {
   file: string;
   names: EnvFileName[];
   exports: ModuleExports;
+  /** Settings fields that name a variable by an alias: variable to field, lower-cased. */
+  aliases: Map<string, string>;
 }
 
 /**
@@ -137,18 +142,28 @@ interface Module {
  */
 function modulesAround(ctx: ManifestRuleContext, project: Project, entries: Entry[]): Module[] {
   const out: Module[] = [];
-  for (const path of project.files.filter((f) => f.endsWith(".py")).slice(0, MAX_MODULES)) {
-    const text = ctx.read(path, MAX_MODULE_BYTES);
-    if (text === null) continue;
-    const settings = text.includes("env_file") && text.includes("BaseSettings");
-    // What ModuleExports reads: dotenv calls, os.environ and os.putenv, `env=` of a child process,
-    // and a setting of a variable's name (any case: `settings.cuda_visible_devices`).
-    const lower = text.toLowerCase();
-    const exports =
-      /dotenv|environ|putenv|env\s*=/.test(text) || entries.some((e) => lower.includes(e.variable.toLowerCase()));
-    if (!settings && !exports) continue;
+  const paths = project.files.filter((f) => f.endsWith(".py")).slice(0, MAX_MODULES);
+  const parse = (path: string, text: string) => {
     const facts = settingsFacts(text);
     if (facts) out.push({ file: path, ...facts });
+  };
+  // First the modules that may define settings classes (their env_file and their fields' aliases),
+  // then the others that hold a word ModuleExports reads: dotenv calls, os.environ and os.putenv,
+  // `env=` of a child process, or a setting's name (any case: `settings.cuda_visible_devices`, or
+  // the field that an alias gives the variable).
+  const rest: string[] = [];
+  for (const path of paths) {
+    const text = ctx.read(path, MAX_MODULE_BYTES);
+    if (text !== null && text.includes("BaseSettings")) parse(path, text);
+    else if (text !== null) rest.push(path);
+  }
+  const words = entries.map((e) => e.variable.toLowerCase());
+  for (const m of [...out]) for (const w of [...words]) if (m.aliases.has(w)) words.push(m.aliases.get(w)!);
+  for (const path of rest) {
+    const text = ctx.read(path, MAX_MODULE_BYTES);
+    if (text === null) continue;
+    const lower = text.toLowerCase();
+    if (/dotenv|environ|putenv|env\s*=/.test(text) || words.some((w) => lower.includes(w))) parse(path, text);
   }
   return out;
 }

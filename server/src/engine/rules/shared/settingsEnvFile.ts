@@ -54,11 +54,13 @@ export interface ModuleExports {
 }
 
 /** The facts of one module's text, or null when it cannot be parsed. */
-export function settingsFacts(text: string): { names: EnvFileName[]; exports: ModuleExports } | null {
+export function settingsFacts(
+  text: string,
+): { names: EnvFileName[]; exports: ModuleExports; aliases: Map<string, string> } | null {
   const tree = ModuleTrees.parse(pythonInput(text), false);
   try {
     const model = buildModel(tree, text, { eagerInitModules: DEFAULT_EAGER_INIT_MODULES, torchBelow24: false });
-    return { names: envFileNames(model), exports: moduleExports(model) };
+    return { names: envFileNames(model), exports: moduleExports(model), aliases: fieldAliases(model) };
   } catch {
     return null;
   } finally {
@@ -121,6 +123,29 @@ function classEnvFile(model: ModuleModel, cls: SyntaxNode): SyntaxNode | null {
       if (p?.type === "pair" && stringValue(p.childForFieldName("key")) === "env_file")
         return p.childForFieldName("value");
   return null;
+}
+
+/** The `Field(...)` keywords that name the environment variable of a settings field. */
+const ALIAS_KEYWORDS = ["alias", "validation_alias", "env"];
+
+/**
+ * The settings fields whose environment variable is given by `Field(alias=...)`,
+ * `validation_alias=` or (pydantic 1) `env=`: variable name to field name, both lower-cased
+ * (`gpus: str = Field("0", alias="CUDA_VISIBLE_DEVICES")` reads the variable into `settings.gpus`).
+ */
+function fieldAliases(model: ModuleModel): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const cls of settingsClasses(model).values()) {
+    for (const { name, value } of bodyAssignments(cls)) {
+      if (value.type !== "call" || !/(?:^|\.)Field$/.test(calleePath(model, value) ?? "")) continue;
+      const { keywords } = callArgs(value);
+      for (const k of ALIAS_KEYWORDS) {
+        const alias = stringValue(keywords.get(k));
+        if (alias) out.set(alias.toLowerCase(), name.toLowerCase());
+      }
+    }
+  }
+  return out;
 }
 
 /** The dotenv paths the module's settings classes name: their `env_file`, and `_env_file=` where the module instantiates one. */
