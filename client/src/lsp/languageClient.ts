@@ -125,6 +125,8 @@ export function createLanguageClient(o: LanguageClientOptionsIn): GpuPilotLangua
         scheme: "file",
         pattern: "**/{.devcontainer.json,.devcontainer/devcontainer.json,.devcontainer/*/devcontainer.json}",
       },
+      // Dotenv files (GPU076: a pydantic BaseSettings env_file), whatever language VS Code gives them.
+      { scheme: "file", pattern: "**/{.env,.env.*,*.env}" },
     ],
     initializationOptions: o.initializationOptions,
     // The server re-reads [tool.gpu-pilot] and the torch pin when these change.

@@ -144,6 +144,8 @@ export interface ManifestRuleMeta extends RuleMeta {
   trigger: ManifestTrigger;
   /** The rule reads Dev Container configurations (devcontainer.json): only such rules run on them. */
   devcontainer?: true;
+  /** The rule reads dotenv files (`.env`, `*.env`: files.ts `dotenv`): only such rules run on them. */
+  dotenv?: true;
 }
 
 /** A rule that lints Python modules and notebooks. */

@@ -91,8 +91,8 @@ export interface RuleDocs {
   whenNotToCare: string;
   /** Sources: ground-truth rows, NVIDIA / PyTorch / TensorFlow / JAX documentation. */
   references: string[];
-  /** Language (Markdown fence) of `example` and `fix`: `python` when left out; `yaml` or `dockerfile` for manifest rules. */
-  language?: "python" | "yaml" | "dockerfile" | "bash" | "jsonc";
+  /** Language (Markdown fence) of `example` and `fix`: `python` when left out; `yaml` or `dockerfile` for manifest rules; `dotenv` for a dotenv file (GPU076). */
+  language?: "python" | "yaml" | "dockerfile" | "bash" | "jsonc" | "dotenv";
 }
 
 /** A rule's fixed metadata. */

@@ -96,6 +96,7 @@ test("activate: registers exactly the commands of package.json, starts the serve
       scheme: "file",
       pattern: "**/{.devcontainer.json,.devcontainer/devcontainer.json,.devcontainer/*/devcontainer.json}",
     },
+    { scheme: "file", pattern: "**/{.env,.env.*,*.env}" },
   ]);
   assert.deepEqual(client.clientOptions.initializationOptions, {
     eagerInitModules: EAGER_DEFAULT,

@@ -98,11 +98,13 @@ export function applyManifestFix(text: string, kind: ManifestKind, d: LintDiagno
 /**
  * Registers the fixture tests of a manifest rule, its snapshot (snapshot.ts) among them. `asFiles`:
  * each fixture is linted as the file it is (for a rule that reads the files a launch line names
- * beside it: GPU042); otherwise as text alone.
+ * beside it: GPU042), or, given a folder, as the file of that name in it (a copy of the fixtures
+ * in a project of their own: GPU076, which reads the whole project); otherwise as text alone.
  */
-export function manifestFixtureTests(code: string, options: LintOptions = {}, asFiles = false): void {
+export function manifestFixtureTests(code: string, options: LintOptions = {}, asFiles: boolean | string = false): void {
   const files = manifestFixtureFiles(code);
-  const at = (name: string) => (asFiles ? join(ROOT, "test", "fixtures", "rules", code, name) : undefined);
+  const dir = typeof asFiles === "string" ? asFiles : join(ROOT, "test", "fixtures", "rules", code);
+  const at = (name: string) => (asFiles !== false ? join(dir, name) : undefined);
   test(`${code} has manifest fixtures`, () => assert.ok(files.length > 0));
   for (const f of files) {
     test(`${code} fixture ${f.name}: reports exactly the annotated lines`, () => {

@@ -218,6 +218,14 @@ const EXAMPLE_DIR = (() => {
     join(dir, "app.py"),
     'import hydra\nimport torch\nprint(torch.cuda.is_available())\n\n\n@hydra.main(version_base=None, config_path="conf", config_name="config")\ndef main(cfg):\n    print(cfg.lr)\n\n\nif __name__ == "__main__":\n    main()\n',
   );
+  // GPU076's example is local.env, the env_file of this settings class (the example's comment), in
+  // a project of its own (`.git`: GPU076 reads the project's files for what may export the file).
+  mkdirSync(join(dir, "gpu076", "tabled"), { recursive: true });
+  mkdirSync(join(dir, "gpu076", ".git"));
+  writeFileSync(
+    join(dir, "gpu076", "tabled", "settings.py"),
+    'from typing import Optional\nfrom dotenv import find_dotenv\nfrom pydantic_settings import BaseSettings\n\n\nclass Settings(BaseSettings):\n    TORCH_DEVICE: Optional[str] = None\n\n    class Config:\n        env_file = find_dotenv("local.env")\n        extra = "ignore"\n',
+  );
   return dir;
 })();
 
@@ -229,7 +237,9 @@ function manifestCodes(text: string, language: string, code: string): string[] {
         ? ["jobscript"]
         : language === "jsonc"
           ? ["devcontainer"]
-          : ["yaml", "compose"];
+          : language === "dotenv"
+            ? ["dotenv"]
+            : ["yaml", "compose"];
   // GPU045 compares ids with the machine its example names (one GPU).
   const machine = code === "GPU045" ? { machine: { gpuCount: 1, uuids: [] } } : {};
   return kinds.flatMap((k) =>
@@ -241,7 +251,9 @@ function manifestCodes(text: string, language: string, code: string): string[] {
         ? { file: join(EXAMPLE_DIR, "example.sh") }
         : code === "GPU062"
           ? { file: join(EXAMPLE_DIR, "conf", k === "compose" ? "compose.yaml" : "config.yaml") }
-          : {},
+          : k === "dotenv"
+            ? { file: join(EXAMPLE_DIR, "gpu076", "local.env") }
+            : {},
     ).diagnostics.map((d) => d.code),
   );
 }

@@ -14,8 +14,16 @@ import { basename, dirname } from "node:path";
  * - `devcontainer`: a Dev Container configuration (JSON with comments) where the Dev Containers
  *   specification looks for one: `.devcontainer/devcontainer.json`, `.devcontainer.json`,
  *   `.devcontainer/<folder>/devcontainer.json`. Its `runArgs` are `docker run` options.
+ * - `dotenv`: a dotenv file (`.env`, `.env.*`, `*.env`, any case; whatever the editor's language), read
+ *   only by the rules that read one (`meta.dotenv`: GPU076, the pydantic-settings `env_file`).
  */
-export type ManifestKind = "dockerfile" | "compose" | "yaml" | "jobscript" | "devcontainer";
+export type ManifestKind = "dockerfile" | "compose" | "yaml" | "jobscript" | "devcontainer" | "dotenv";
+
+/** Whether a base name (any case) names a dotenv file: `.env`, `.env.local`, `local.env`. */
+export function isDotenvName(name: string): boolean {
+  const n = name.toLowerCase();
+  return n === ".env" || (n.startsWith(".env.") && n.length > 5) || (n.endsWith(".env") && n.length > 4);
+}
 
 /** The folder the Dev Containers specification reads configurations from. */
 export const DEVCONTAINER_FOLDER = ".devcontainer";
@@ -36,7 +44,7 @@ function isJobScriptName(name: string): boolean {
 }
 
 /** Whether a base name (any case) names a Dockerfile. */
-function isDockerfileName(name: string): boolean {
+export function isDockerfileName(name: string): boolean {
   const n = name.toLowerCase();
   return (
     n === "dockerfile" ||
@@ -51,7 +59,7 @@ function isDockerfileName(name: string): boolean {
 const isYamlName = (n: string): boolean => n.endsWith(".yml") || n.endsWith(".yaml");
 
 /** Whether a base name (any case) names a compose file. */
-function isComposeName(name: string): boolean {
+export function isComposeName(name: string): boolean {
   const n = name.toLowerCase();
   if (!isYamlName(n)) return false;
   if (n.startsWith("compose") || n.startsWith("docker-compose")) return true;
@@ -72,6 +80,9 @@ export function manifestKindOf(file: string | null, languageId?: string): Manife
   if (/\.(?:sbatch|slurm)$/i.test(name)) return "jobscript";
   // VS Code gives these `jsonc` (or `json`): the path decides, whatever the language.
   if (file && isDevcontainerPath(file)) return "devcontainer";
+  // No built-in VS Code language is given to every dotenv file (`dotenv`, `properties`, `ini`,
+  // `shellscript` or `plaintext`, by extension): the name decides, except for Python itself.
+  if (isDotenvName(name) && languageId !== "python") return "dotenv";
   if (languageId !== undefined) {
     if (languageId === "dockerfile") return "dockerfile";
     if (languageId === "dockercompose") return "compose";

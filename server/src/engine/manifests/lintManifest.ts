@@ -191,7 +191,7 @@ function syntaxErrors(
   kind: ManifestKind,
   model?: { documents: { doc: { errors: unknown[] } }[] },
 ): number {
-  if (kind === "dockerfile" || kind === "jobscript") return 0;
+  if (kind === "dockerfile" || kind === "jobscript" || kind === "dotenv") return 0;
   if (kind === "devcontainer") return devcontainerErrorCount(text);
   return model ? model.documents.reduce((n, d) => n + d.doc.errors.length, 0) : yamlErrorCount(text);
 }
@@ -200,7 +200,9 @@ function syntaxErrors(
 function fixKeepsSyntax(text: string, kind: ManifestKind, edits: readonly TextEdit[], baseErrors: number): boolean {
   try {
     const fixed = applyEdits(text, [...edits]);
-    return kind === "dockerfile" || kind === "jobscript" || syntaxErrors(fixed, kind) <= baseErrors;
+    return (
+      kind === "dockerfile" || kind === "jobscript" || kind === "dotenv" || syntaxErrors(fixed, kind) <= baseErrors
+    );
   } catch {
     return false;
   }
@@ -216,7 +218,8 @@ export function manifestFixParsesCleanly(
   kind: ManifestKind,
   fix: { edits: readonly TextEdit[] },
 ): boolean {
-  if (kind === "dockerfile" || kind === "jobscript") return fixKeepsSyntax(text, kind, fix.edits, 0);
+  if (kind === "dockerfile" || kind === "jobscript" || kind === "dotenv")
+    return fixKeepsSyntax(text, kind, fix.edits, 0);
   const base =
     kind === "devcontainer" ? syntaxErrors(text, kind) : syntaxErrors(text, kind, buildManifestModel(text, kind));
   return fixKeepsSyntax(text, kind, fix.edits, base);

@@ -219,6 +219,7 @@ export function buildManifestModel(text: string, kind: ManifestKind, previous?: 
     model.devcontainer = devcontainerFacts(text);
     return model;
   }
+  if (kind === "dotenv") return model; // GPU076 reads its lines itself (rules/GPU076)
   if (kind === "jobscript") {
     model.jobscript = jobScriptFacts(src);
     return model;

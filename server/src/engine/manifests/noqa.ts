@@ -62,7 +62,7 @@ function devcontainerLineComments(src: SourceText): LineComment[] {
 
 /** The line comments of a YAML file, shell script or devcontainer.json (the `# noqa` carriers: at the end of the line). */
 const lineComments = (src: SourceText, kind: ManifestKind): LineComment[] =>
-  kind === "jobscript"
+  kind === "jobscript" || kind === "dotenv"
     ? shellComments(src)
     : kind === "devcontainer"
       ? devcontainerLineComments(src)

@@ -56,7 +56,8 @@ export function mentionsLauncher(text: string): boolean {
  * Whether manifest rule `rule` may report on a manifest of `kind` with this text: for YAML, its
  * `meta.trigger` passes or the text has an escape that can write a needle (`escapes`, asked only
  * then). Dockerfiles and job scripts: always (not prefiltered here). A devcontainer.json: only the
- * rules that read one (`meta.devcontainer`), whatever its text (such a file is small).
+ * rules that read one (`meta.devcontainer`), whatever its text (such a file is small); a dotenv
+ * file likewise only the rules that read one (`meta.dotenv`).
  */
 export function manifestRuleMayFire(
   rule: ManifestRule,
@@ -65,6 +66,7 @@ export function manifestRuleMayFire(
   escapes: () => boolean,
 ): boolean {
   if (kind === "devcontainer") return rule.meta.devcontainer === true;
+  if (kind === "dotenv") return rule.meta.dotenv === true;
   if (kind !== "compose" && kind !== "yaml") return true;
   return escapes() || rule.meta.trigger(text, kind);
 }

@@ -75,6 +75,7 @@ import { rule as GPU072 } from "./GPU072-docker-gpus-device-list-split";
 import { rule as GPU073 } from "./GPU073-load-without-map-location";
 import { rule as GPU074 } from "./GPU074-ranks-never-select-device";
 import { rule as GPU075 } from "./GPU075-child-process-loses-current-device";
+import { rule as GPU076 } from "./GPU076-settings-env-file-not-exported";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -152,6 +153,7 @@ export const RULES: readonly Rule[] = [
   GPU073,
   GPU074,
   GPU075,
+  GPU076,
 ];
 
 /** The rule with this code, or undefined. */

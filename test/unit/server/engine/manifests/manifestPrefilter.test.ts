@@ -118,6 +118,7 @@ test("every manifest rule has a YAML trigger in its meta, and every rule is a Py
       "GPU067",
       "GPU071",
       "GPU072",
+      "GPU076",
     ],
   );
   for (const rule of MANIFEST_RULES) assert.equal(typeof rule.meta.trigger, "function", rule.meta.code);
