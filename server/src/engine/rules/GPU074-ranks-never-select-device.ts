@@ -4,6 +4,7 @@ import { nodeRange } from "../python/events";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
 import { envWritesAnywhere } from "../python/model";
+import { mayReadRank } from "../python/rankFlow";
 import { isMainGuard } from "../python/walker";
 import { scriptNameOf, tasksShareGpus, type SlurmLaunch } from "../slurmLaunch";
 import { JAX_INIT_FUNCTIONS, SET_DEVICE_PATHS } from "../frameworks";
@@ -81,6 +82,8 @@ interface Evidence {
   text: string;
   /** The library's own way to pick the node-local device, for the message. */
   how: (framework: string) => string;
+  /** A job script of the project starts the file in srun tasks that share a node's GPUs (the default check); else an MPI rank use (preview). */
+  srun: boolean;
 }
 
 /** The first `COMM_WORLD.rank`/`.size`/`.Get_rank()`/`.Get_size()` of the file (also through an alias), or null. */
@@ -98,19 +101,22 @@ function sharedLaunch(ctx: RuleContext): SlurmLaunch | null {
   return (ctx.slurm ?? []).find(tasksShareGpus) ?? null;
 }
 
+/** The srun launch first (the default check), else, with preview on, the file's MPI rank use. */
 function evidenceOf(ctx: RuleContext): Evidence | null {
-  const world = worldUse(ctx);
-  if (world) {
+  const l = sharedLaunch(ctx);
+  if (l) {
     return {
-      text: `the program runs as several MPI processes (\`${world.text}\`, ${ctx.where(world.startPosition.row)})`,
-      how: (fw) => selectHint(fw, NODE_RANK),
+      text: `${scriptNameOf(l)}:${l.line + 1} starts ${l.processesPerNode} srun tasks per node that each see the same ${l.gpusPerProcess} GPUs (${l.gpusFrom}, no per-task binding)`,
+      how: (fw) => selectHint(fw, 'int(os.environ["SLURM_LOCALID"])'),
+      srun: true,
     };
   }
-  const l = sharedLaunch(ctx);
-  if (!l) return null;
+  const world = ctx.preview ? worldUse(ctx) : null;
+  if (!world) return null;
   return {
-    text: `${scriptNameOf(l)}:${l.line + 1} starts ${l.processesPerNode} srun tasks per node that each see the same ${l.gpusPerProcess} GPUs (${l.gpusFrom}, no per-task binding)`,
-    how: (fw) => selectHint(fw, 'int(os.environ["SLURM_LOCALID"])'),
+    text: `the program runs as several MPI processes (\`${world.text}\`, ${ctx.where(world.startPosition.row)})`,
+    how: (fw) => selectHint(fw, NODE_RANK),
+    srun: false,
   };
 }
 
@@ -286,7 +292,7 @@ function deviceAttributes(ctx: RuleContext): DeviceAttribute[] {
  * then calls one of its device methods (by name), before anything in its run selects a device (a
  * call of {@link SELECTS}, a `*_VISIBLE_DEVICES` write anywhere in it): for the message, or null.
  */
-function launchedUse(ctx: RuleContext, a: DeviceAttribute): string | null {
+function launchedUse(ctx: RuleContext, a: DeviceAttribute): { how: string; readsRank: boolean } | null {
   for (const l of ctx.startedFiles ?? []) {
     if (!l.shared) continue;
     const run = ctx.project?.launchedCalls?.(l.file);
@@ -297,7 +303,10 @@ function launchedUse(ctx: RuleContext, a: DeviceAttribute): string | null {
       if (!built && c.here && c.name === a.cls) built = c.where;
       else if (built && !c.path && c.name && a.methods.has(c.name)) {
         const s = l.shared;
-        return `${c.where.replace(/:\d+$/, "")}, which ${scriptNameOf(s)}:${s.line + 1} starts in ${s.processesPerNode} srun tasks per node that each see the same ${s.gpusPerProcess} GPUs (${s.gpusFrom}, no per-task binding), builds ${a.cls} (${built}) and calls its ${c.name} (${c.where}) before anything selects a device`;
+        return {
+          how: `${c.where.replace(/:\d+$/, "")}, which ${scriptNameOf(s)}:${s.line + 1} starts in ${s.processesPerNode} srun tasks per node that each see the same ${s.gpusPerProcess} GPUs (${s.gpusFrom}, no per-task binding), builds ${a.cls} (${built}) and calls its ${c.name} (${c.where}) before anything selects a device`,
+          readsRank: run.readsRank,
+        };
       }
     }
   }
@@ -310,11 +319,13 @@ function checkLaunchedClasses(ctx: RuleContext): void {
   const attrs = deviceAttributes(ctx);
   if (!attrs.length || selectsSomewhere(ctx)) return;
   for (const a of attrs) {
-    const how = launchedUse(ctx, a);
-    if (!how) continue;
+    const use = launchedUse(ctx, a);
+    if (!use) continue;
     ctx.report({
       range: nodeRange(a.assign),
-      message: `self.${a.attr} is a bare "cuda", the current device, GPU 0 until the process calls torch.cuda.set_device, but ${how}: every task of a node works on GPU 0; choose the task's GPU from its local rank, e.g. torch.device("cuda", int(os.environ["SLURM_LOCALID"]))`,
+      message: `self.${a.attr} is a bare "cuda", the current device, GPU 0 until the process calls torch.cuda.set_device, but ${use.how}: every task of a node works on GPU 0; choose the task's GPU from its local rank, e.g. torch.device("cuda", int(os.environ["SLURM_LOCALID"]))`,
+      // A program that reads its rank may build and use the class on some ranks only: preview.
+      ...(use.readsRank || mayReadRank(ctx.model) ? { preview: true } : {}),
     });
   }
 }
@@ -342,7 +353,6 @@ export const rule: PythonRule = {
     name: "ranks-never-select-device",
     severity: "warning",
     fixable: false,
-    preview: true,
     // Evidence is a COMM_WORLD use (its text names it, or an alias bound from a statement that does)
     // or a job script (then the work names cuda, cupy, jax or numba, or an alias of them).
     trigger: (t) => t.has("COMM_WORLD") || t.hasAny(["cuda", "cupy", "jax", "numba"]),
@@ -378,6 +388,9 @@ export const rule: PythonRule = {
     ctx.report({
       range: nodeRange(work.node),
       message: `${work.what} is this process's first GPU work and nothing before it selects a device, but ${evidence.text}: ${consequence(work.framework)}, so every process of a node works on GPU 0; select the process's GPU from its node-local rank first, e.g. ${evidence.how(work.framework)}`,
+      // Default: the srun launch of a program that never reads its rank (it may work on some ranks
+      // only: `if rank == 0: evaluate()`). Preview: MPI programs, and srun programs that read it.
+      ...(!evidence.srun || mayReadRank(ctx.model) ? { preview: true } : {}),
     });
   },
 };
