@@ -357,9 +357,12 @@ export const rule: PythonRule = {
     name: "ranks-never-select-device",
     severity: "warning",
     fixable: false,
-    // Evidence is a COMM_WORLD use (its text names it, or an alias bound from a statement that does)
-    // or a job script (then the work names cuda, cupy, jax or numba, or an alias of them).
-    trigger: (t) => t.has("COMM_WORLD") || t.hasAny(["cuda", "cupy", "jax", "numba"]),
+    // Evidence is a COMM_WORLD use (its text names it, or an alias bound from a statement that does;
+    // preview) or a job script (then the work names cuda, cupy, jax or numba, or an alias of them;
+    // without preview only where a job script starts this file or another in tasks sharing GPUs).
+    trigger: (t, preview, facts) =>
+      (preview && t.has("COMM_WORLD")) ||
+      ((preview || !!facts?.sharedGpuTasks) && t.hasAny(["cuda", "cupy", "jax", "numba"])),
     docs: {
       what: WHAT,
       follows:
