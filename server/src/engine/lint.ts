@@ -23,6 +23,7 @@ import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import type { ProjectLookup } from "./python/model";
 import type { LintDiagnostic, Severity, TextEdit } from "./types";
 import type { LaunchNodes, RankArgLaunch, SeveralNodeLaunch, SlurmLaunch, VisibleLaunch } from "./slurmLaunch";
+import { tasksShareGpus } from "./slurmLaunch";
 
 /** Options of one lint run (resolved from settings, pyproject and CLI flags by the caller). */
 export interface LintOptions {
@@ -295,6 +296,7 @@ function prefilterFacts(options: LintOptions, machine: MachineFacts): PrefilterF
     severalNodes: !!options.launchNodes?.some((l) => l.nodes === "several"),
     importerOnSeveralNodes: !!options.severalNodeLaunches?.length,
     visibleLaunched: !!options.visibleLaunches?.length,
+    sharedGpuTasks: !!options.slurm?.some(tasksShareGpus) || !!options.startedFiles?.some((l) => !!l.shared),
     testModule: !!options.testModule,
     preview: !!options.preview,
     ...(options.project?.writerNames ? { projectWriters: () => options.project!.writerNames!() } : {}),

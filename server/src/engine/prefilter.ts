@@ -31,6 +31,11 @@ export interface PrefilterFacts {
   importerOnSeveralNodes?: boolean;
   /** A shell or job script of the project starts the file with a literal CUDA_VISIBLE_DEVICES (GPU064 runs only then). */
   visibleLaunched?: boolean;
+  /**
+   * A job script of the project starts the file, or another file of the project, in srun tasks that
+   * share a node's GPUs (slurmLaunch.ts `tasksShareGpus`; GPU074's default check runs only then).
+   */
+  sharedGpuTasks?: boolean;
   /** The file is a test module (LintOptions.testModule: GPU039's init_process_group check skips it). */
   testModule?: boolean;
   /** Preview checks run (a rule's trigger may be wider with preview on). */

@@ -96,6 +96,16 @@ export interface SlurmLaunch {
    * GPU021 reports the script's own write. Absent: false.
    */
   setsVisibleDevices?: boolean;
+  /**
+   * The script may bind GPUs to tasks, or change the step's GPUs, in a way {@link gpusPerProcess}
+   * does not follow ({@link bindsOtherwise}): a job or step option that binds per task
+   * (`--tres-bind`, `--ntasks-per-gpu`, `--tres-per-task`: srun(1) "This option will implicitly set
+   * --tres-bind=gres/gpu:..."), a heterogeneous job (`#SBATCH hetjob`, `--het-group`), `--multi-prog`,
+   * a step `--gres` whose GPU count is not read (`--gres=none`), or an assignment of a Slurm input
+   * variable for GPUs or GRES (`export SLURM_GPU_BIND=closest`, `SLURM_TRES_BIND`, `SLURM_STEP_GRES`).
+   * GPU074 then does not take the tasks to share the node's GPUs. Absent: none of these.
+   */
+  tasksMayBind?: true;
 }
 
 /** A launch's script by its file name, for messages (`train.sbatch`). */
@@ -709,7 +719,26 @@ function slurmLaunchOf(m: MatchedCommand): SlurmLaunch | null {
     ...(l.unknownOptions ? { unknownOptions: true } : {}),
     ...(facts.request.asksForGpus || stepAsks ? { asksForGpus: true } : {}),
     ...(setsVisibleDevices ? { setsVisibleDevices: true } : {}),
+    ...(bindsOtherwise(facts, text, l) ? { tasksMayBind: true as const } : {}),
   };
+}
+
+/** Job and step options that bind GPUs to tasks or split the job, which {@link gpusOf} does not follow. */
+const BINDING_OPTIONS = ["tres-bind", "ntasks-per-gpu", "tres-per-task", "het-group", "pack-group", "multi-prog"];
+/** Slurm's input variables for GPUs and GRES (srun(1), INPUT ENVIRONMENT VARIABLES: `SLURM_GPU_BIND` "Same as --gpu-bind"). */
+const GPU_INPUT_VARIABLE = /^(?:SLURM|SRUN|SBATCH|SALLOC)_(?:GPU|GRES|TRES|STEP_GRES|NTASKS_PER_GPU)/;
+
+/** {@link SlurmLaunch.tasksMayBind} for one launch `l` of the script with facts `facts` and text `text`. */
+function bindsOtherwise(facts: JobScriptFacts, text: string, l: ReturnType<typeof launchOf>): boolean {
+  const opts = l.srun?.options;
+  if (BINDING_OPTIONS.some((o) => opts?.has(o) || facts.directives.some((d) => d.options.some((x) => x.name === o))))
+    return true;
+  // `#SBATCH hetjob` (`packjob` before Slurm 20.02) starts another component of the job: the
+  // directives after it are that component's, not the first one's.
+  if (/^#SBATCH[ \t]+(?:hetjob|packjob)\b/m.test(text)) return true;
+  const stepGres = opts?.get("gres");
+  if (stepGres && !/(?:^|,)gpu(?::[^:,]+)?:[1-9][0-9]*/.test(stepGres.value ?? "")) return true;
+  return [...facts.assigned].some((name) => GPU_INPUT_VARIABLE.test(name));
 }
 
 /** A word that expands CUDA_VISIBLE_DEVICES or Slurm's list of the job's or step's GPUs. */
@@ -933,7 +962,8 @@ export interface SeveralNodeLaunch extends LaunchNodes {
  * Whether the tasks an srun launch starts on one node all see the same GPUs: more than one task per
  * node, each seeing more than one GPU (`--gres=gpu:N` or `--gpus-per-node=N` without a per-task
  * option: measured, every task sees all N), no `--gpu-bind` (which leaves {@link
- * SlurmLaunch.gpusPerProcess} unknown), and no CUDA_VISIBLE_DEVICES of the script's own.
+ * SlurmLaunch.gpusPerProcess} unknown), no CUDA_VISIBLE_DEVICES of the script's own, and nothing
+ * else in the script that may bind GPUs per task ({@link SlurmLaunch.tasksMayBind}).
  */
 export function tasksShareGpus(l: SlurmLaunch): boolean {
   return (
@@ -941,7 +971,8 @@ export function tasksShareGpus(l: SlurmLaunch): boolean {
     (l.processesPerNode ?? 0) > 1 &&
     (l.gpusPerProcess ?? 0) > 1 &&
     !l.setsVisibleDevices &&
-    !l.unknownOptions
+    !l.unknownOptions &&
+    !l.tasksMayBind
   );
 }
 

@@ -13,7 +13,7 @@ fixtureTests("GPU074");
 
 const MPI_CUPY = "from mpi4py import MPI\nimport cupy\n\ncomm = MPI.COMM_WORLD\nx = cupy.arange(10) * comm.rank\n";
 
-test("GPU074 is preview: an MPI program's first CuPy allocation, naming the rank use and the node-local fix", async () => {
+test("GPU074's MPI check is preview: an MPI program's first CuPy allocation, naming the rank use and the node-local fix", async () => {
   assert.deepEqual(await lintCode(MPI_CUPY, "GPU074"), [], "preview: off by default");
   const [d, ...rest] = await lintCode(MPI_CUPY, "GPU074", { preview: true });
   assert.equal(rest.length, 0);
@@ -73,7 +73,7 @@ const GRAPH = {
     'import torch\n\n\nclass Builder:\n    def __init__(self):\n        self.device = "cuda" if torch.cuda.is_available() else "cpu"\n\n    def build(self):\n        return torch.rand(8, 3).to(self.device)\n',
 };
 
-async function lintProject(files: Record<string, string>, rel: string) {
+async function lintProject(files: Record<string, string>, rel: string, preview = true) {
   const root = projectTree(files);
   mkdirSync(join(root, ".git"));
   try {
@@ -81,7 +81,7 @@ async function lintProject(files: Record<string, string>, rel: string) {
     const file = join(root, rel);
     const { options } = resolveLintOptions(file, {}, "editorOnly");
     const project = new ProjectIndex().lookupFor(file, lookupOptions(options));
-    return await lintCode(readFileSync(file, "utf8"), "GPU074", { ...options, preview: true, project });
+    return await lintCode(readFileSync(file, "utf8"), "GPU074", { ...options, preview, project });
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -109,4 +109,45 @@ test("GPU074 follows a module-level device name bound to a bare cuda; an indexed
   assert.equal(d.range.start.line, 5);
   const indexed = `${head}device = torch.device("cuda", rank % torch.cuda.device_count())\nx = torch.ones(3).to(device)\n`;
   assert.deepEqual(await lintCode(indexed, "GPU074", { preview: true }), []);
+});
+
+test("GPU074's srun check is in the default set; a program that reads its rank stays preview", async () => {
+  const src = 'import torch\n\nmodel = torch.nn.Linear(4, 4).to("cuda")\n';
+  const [d, ...rest] = await lintCode(src, "GPU074", { slurm: [SHARED] });
+  assert.equal(rest.length, 0);
+  assert.match(d.message, /starts 4 srun tasks per node that each see the same 4 GPUs/);
+  // `if rank == 0: evaluate()`: the work may run on one task only.
+  const ranked = `import os\n${src}rank = int(os.environ["SLURM_PROCID"])\n`;
+  assert.deepEqual(await lintCode(ranked, "GPU074", { slurm: [SHARED] }), []);
+  assert.equal((await lintCode(ranked, "GPU074", { preview: true, slurm: [SHARED] })).length, 1);
+  const rankZero =
+    'import os\nimport torch\n\n\ndef evaluate():\n    return torch.ones(3).cuda()\n\n\nif os.environ["SLURM_PROCID"] == "0":\n    evaluate()\n';
+  assert.deepEqual(await lintCode(rankZero, "GPU074", { slurm: [SHARED] }), []);
+});
+
+test("GPU074 across modules is in the default set unless the started program reads its rank", async () => {
+  const [d, ...rest] = await lintProject(GRAPH, "mesh/build.py", false);
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 5);
+  const ranked = GRAPH["run.py"].replace(
+    "def main():",
+    'import os\n\n\ndef main():\n    rank = os.environ["SLURM_PROCID"]',
+  );
+  assert.deepEqual(await lintProject({ ...GRAPH, "run.py": ranked }, "mesh/build.py", false), []);
+  assert.equal((await lintProject({ ...GRAPH, "run.py": ranked }, "mesh/build.py")).length, 1);
+});
+
+test("GPU074 is silent where the job script may bind GPUs per task in a way it does not follow", async () => {
+  const job = GRAPH["job.sbatch"];
+  const binds = [
+    job.replace("srun python", "export SLURM_GPU_BIND=closest\nsrun python"),
+    job.replace("srun python", "export SLURM_TRES_BIND=gres/gpu:closest\nsrun python"),
+    job.replace("srun python", "srun --tres-bind=gres/gpu:closest python"),
+    job.replace("srun python", "srun --tres-per-task=gres/gpu:1 python"),
+    job.replace("srun python", "export SLURM_STEP_GRES=none\nsrun python"),
+    job.replace("srun python", "srun --gres=none python"),
+    job.replace("#SBATCH --ntasks-per-node=4\n", "#SBATCH --ntasks-per-gpu=1\n"),
+    job.replace("#SBATCH --nodes=1\n", "#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n#SBATCH hetjob\n"),
+  ];
+  for (const b of binds) assert.deepEqual(await lintProject({ ...GRAPH, "job.sbatch": b }, "mesh/build.py"), [], b);
 });

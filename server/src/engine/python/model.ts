@@ -278,11 +278,14 @@ export interface ProjectLookup {
    * The calls that the project file `launched` (absolute path: a file a job script starts) makes when
    * run as a program, in execution order: its module level, `__main__` block and the functions and
    * constructors of its own that they call ({@link ModuleModel.calls}; calls into other modules are
-   * not followed inside), and whether it writes a `*_VISIBLE_DEVICES` variable anywhere. Null when
+   * not followed inside), whether it writes a `*_VISIBLE_DEVICES` variable anywhere, and whether it
+   * may read its rank anywhere (rankFlow.ts `mayReadRank`). Null when
    * it cannot be read or is over MAX_MODULE_BYTES. The file becomes a dependency. GPU074. Optional,
    * as {@link callableReturns}.
    */
-  launchedCalls?(launched: string): { calls: ReadonlyArray<LaunchedCall>; writesVisible: boolean } | null;
+  launchedCalls?(
+    launched: string,
+  ): { calls: ReadonlyArray<LaunchedCall>; writesVisible: boolean; readsRank: boolean } | null;
   /**
    * What the project file `target` does with its CUDA device (python/childDevice.ts; GPU075):
    * `module`, a dotted module as `python -m` starts it from this file's project (looked up as an

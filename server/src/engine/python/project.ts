@@ -48,7 +48,7 @@ import {
   type ProjectReach,
   type ProcessDevice,
 } from "./model";
-import { RankFlow } from "./rankFlow";
+import { RankFlow, mayReadRank } from "./rankFlow";
 import { indexWriters, type IndexWrite } from "./visibleIndex";
 import {
   constructorOf,
@@ -499,7 +499,7 @@ export class ProjectIndex {
     linted: string,
     options: BaseOptions,
     deps: Set<string>,
-  ): { calls: LaunchedCall[]; writesVisible: boolean } | null {
+  ): { calls: LaunchedCall[]; writesVisible: boolean; readsRank: boolean } | null {
     deps.add(launched);
     return this.withModel(launched, options, (model) => {
       const label = this.label(launched, dirname(linted));
@@ -514,7 +514,7 @@ export class ProjectIndex {
         return { path: c.path, name, here, where: `${label}:${c.node.startPosition.row + 1}` };
       });
       const writesVisible = envWritesAnywhere(model).some((w) => w.variable.endsWith("_VISIBLE_DEVICES"));
-      return { calls, writesVisible };
+      return { calls, writesVisible, readsRank: mayReadRank(model) };
     });
   }
 

@@ -93,6 +93,49 @@ export const RANK_VARIABLES: Readonly<Record<string, RankKind>> = {
   SLURM_NODEID: "node",
 };
 
+/**
+ * Other launchers' rank variables: MPICH/Hydra's PMI_RANK, PMIx's PMIX_RANK, MVAPICH2's
+ * MV2_COMM_WORLD_RANK and MV2_COMM_WORLD_LOCAL_RANK, Intel MPI's MPI_LOCALRANKID, HPE PALS's
+ * PALS_RANKID and PALS_LOCAL_RANKID. Only for {@link mayReadRank}.
+ */
+const OTHER_RANK_VARIABLES = [
+  "PMI_RANK",
+  "PMIX_RANK",
+  "MV2_COMM_WORLD_RANK",
+  "MV2_COMM_WORLD_LOCAL_RANK",
+  "MPI_LOCALRANKID",
+  "PALS_RANKID",
+  "PALS_LOCAL_RANKID",
+];
+/** Names of rank reads (`dist.get_rank()`, `hvd.local_rank()`, `state.process_index`, `args.local_rank`, a `rank` parameter). */
+const RANK_NAMES = [
+  "rank",
+  "local_rank",
+  "global_rank",
+  "node_rank",
+  "get_rank",
+  "Get_rank",
+  "get_local_rank",
+  "get_node_local_rank",
+  "process_index",
+  "local_process_index",
+  "is_main_process",
+  "is_local_main_process",
+  "is_global_zero",
+];
+
+/**
+ * Whether the file may read its process's rank anywhere: a string naming a rank variable
+ * ({@link RANK_VARIABLES}, {@link OTHER_RANK_VARIABLES}: `os.environ["SLURM_PROCID"]`) or an
+ * identifier with a rank's name (`dist.get_rank()`, `args.local_rank`, `def main(rank)`). Such a
+ * program may do its GPU work on some ranks only (`if rank == 0: evaluate()`). A superset on purpose.
+ */
+export function mayReadRank(model: Pick<ModuleModel, "nodesMentioning">): boolean {
+  const variables = [...Object.keys(RANK_VARIABLES), ...OTHER_RANK_VARIABLES];
+  if (model.nodesMentioning("string", variables).some((n) => variables.includes(stringValue(n) ?? ""))) return true;
+  return model.nodesMentioning("identifier", RANK_NAMES, true).some((n) => RANK_NAMES.includes(n.text));
+}
+
 /** Calls returning a rank (dotted paths as the model resolves them); `get_rank` only without arguments (with a group it is the rank in that group). */
 const RANK_CALLS: Readonly<Record<string, RankKind>> = {
   "torch.distributed.get_rank": "global",

@@ -4,6 +4,7 @@ import { nodeRange } from "../python/events";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
 import { envWritesAnywhere } from "../python/model";
+import { mayReadRank } from "../python/rankFlow";
 import { isMainGuard } from "../python/walker";
 import { scriptNameOf, tasksShareGpus, type SlurmLaunch } from "../slurmLaunch";
 import { JAX_INIT_FUNCTIONS, SET_DEVICE_PATHS } from "../frameworks";
@@ -16,6 +17,10 @@ const JAX_DOC =
   'JAX documentation, GPU memory allocation: "JAX will preallocate 75% of the total GPU memory when the first JAX operation is run", and among the "Common causes of OOM failures": "Running multiple JAX processes concurrently" (https://docs.jax.dev/en/latest/gpu_memory_allocation.html)';
 const TORCH_DOC =
   'PyTorch documentation, CUDA semantics: torch.cuda "keeps track of the currently selected GPU, and all CUDA tensors you allocate will by default be created on that device. The selected device can be changed with a torch.cuda.device context manager" (https://pytorch.org/docs/stable/notes/cuda.html)';
+
+const SLURM_AT = "SchedMD/slurm@284c3b95f08a2dc2478499837b03355e1b9c5c75";
+const SLURM_DOC = `Slurm documentation (${SLURM_AT}): srun(1), doc/man/man1/srun.1:1494-1496, --gres: "By default, a job step is allocated all of the generic resources that have been requested by the job"; :3160, --tres-bind: "By default, most tres are not bound to individual tasks"; per-task binding comes from --gpus-per-task (:1467 "This option will implicitly set --tres-bind=gres/gpu:per_task:<gpus_per_task>"), --ntasks-per-gpu (:2476, "single:<ntasks>"), --tres-per-task with gres/gpu (:3273), --gpu-bind/--tres-bind and their input variables SLURM_GPU_BIND (:3781) and SLURM_TRES_BIND (:4090); Generic Resource Scheduling, doc/html/gres.shtml:411-413: "the environment variable CUDA_VISIBLE_DEVICES is set for each job step to determine which GPUs are available for its use on each node"`;
+const SITE_DOC = `slurm.conf(5) (${SLURM_AT} doc/man/man5/slurm.conf.5): CliFilterPlugins, :829 "No cli_filter plugins are used by default"; TaskProlog, :6895-6911, a site program whose "export NAME=value" output "Will set environment variables for the task being spawned"`;
 
 /** The node-local rank as mpi4py gives it, for messages. */
 const NODE_RANK = "MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED).rank";
@@ -81,6 +86,8 @@ interface Evidence {
   text: string;
   /** The library's own way to pick the node-local device, for the message. */
   how: (framework: string) => string;
+  /** A job script of the project starts the file in srun tasks that share a node's GPUs (the default check); else an MPI rank use (preview). */
+  srun: boolean;
 }
 
 /** The first `COMM_WORLD.rank`/`.size`/`.Get_rank()`/`.Get_size()` of the file (also through an alias), or null. */
@@ -98,19 +105,22 @@ function sharedLaunch(ctx: RuleContext): SlurmLaunch | null {
   return (ctx.slurm ?? []).find(tasksShareGpus) ?? null;
 }
 
+/** The srun launch first (the default check), else, with preview on, the file's MPI rank use. */
 function evidenceOf(ctx: RuleContext): Evidence | null {
-  const world = worldUse(ctx);
-  if (world) {
+  const l = sharedLaunch(ctx);
+  if (l) {
     return {
-      text: `the program runs as several MPI processes (\`${world.text}\`, ${ctx.where(world.startPosition.row)})`,
-      how: (fw) => selectHint(fw, NODE_RANK),
+      text: `${scriptNameOf(l)}:${l.line + 1} starts ${l.processesPerNode} srun tasks per node that each see the same ${l.gpusPerProcess} GPUs (${l.gpusFrom}, no per-task binding)`,
+      how: (fw) => selectHint(fw, 'int(os.environ["SLURM_LOCALID"])'),
+      srun: true,
     };
   }
-  const l = sharedLaunch(ctx);
-  if (!l) return null;
+  const world = ctx.preview ? worldUse(ctx) : null;
+  if (!world) return null;
   return {
-    text: `${scriptNameOf(l)}:${l.line + 1} starts ${l.processesPerNode} srun tasks per node that each see the same ${l.gpusPerProcess} GPUs (${l.gpusFrom}, no per-task binding)`,
-    how: (fw) => selectHint(fw, 'int(os.environ["SLURM_LOCALID"])'),
+    text: `the program runs as several MPI processes (\`${world.text}\`, ${ctx.where(world.startPosition.row)})`,
+    how: (fw) => selectHint(fw, NODE_RANK),
+    srun: false,
   };
 }
 
@@ -286,7 +296,7 @@ function deviceAttributes(ctx: RuleContext): DeviceAttribute[] {
  * then calls one of its device methods (by name), before anything in its run selects a device (a
  * call of {@link SELECTS}, a `*_VISIBLE_DEVICES` write anywhere in it): for the message, or null.
  */
-function launchedUse(ctx: RuleContext, a: DeviceAttribute): string | null {
+function launchedUse(ctx: RuleContext, a: DeviceAttribute): { how: string; readsRank: boolean } | null {
   for (const l of ctx.startedFiles ?? []) {
     if (!l.shared) continue;
     const run = ctx.project?.launchedCalls?.(l.file);
@@ -297,7 +307,10 @@ function launchedUse(ctx: RuleContext, a: DeviceAttribute): string | null {
       if (!built && c.here && c.name === a.cls) built = c.where;
       else if (built && !c.path && c.name && a.methods.has(c.name)) {
         const s = l.shared;
-        return `${c.where.replace(/:\d+$/, "")}, which ${scriptNameOf(s)}:${s.line + 1} starts in ${s.processesPerNode} srun tasks per node that each see the same ${s.gpusPerProcess} GPUs (${s.gpusFrom}, no per-task binding), builds ${a.cls} (${built}) and calls its ${c.name} (${c.where}) before anything selects a device`;
+        return {
+          how: `${c.where.replace(/:\d+$/, "")}, which ${scriptNameOf(s)}:${s.line + 1} starts in ${s.processesPerNode} srun tasks per node that each see the same ${s.gpusPerProcess} GPUs (${s.gpusFrom}, no per-task binding), builds ${a.cls} (${built}) and calls its ${c.name} (${c.where}) before anything selects a device`,
+          readsRank: run.readsRank,
+        };
       }
     }
   }
@@ -310,11 +323,13 @@ function checkLaunchedClasses(ctx: RuleContext): void {
   const attrs = deviceAttributes(ctx);
   if (!attrs.length || selectsSomewhere(ctx)) return;
   for (const a of attrs) {
-    const how = launchedUse(ctx, a);
-    if (!how) continue;
+    const use = launchedUse(ctx, a);
+    if (!use) continue;
     ctx.report({
       range: nodeRange(a.assign),
-      message: `self.${a.attr} is a bare "cuda", the current device, GPU 0 until the process calls torch.cuda.set_device, but ${how}: every task of a node works on GPU 0; choose the task's GPU from its local rank, e.g. torch.device("cuda", int(os.environ["SLURM_LOCALID"]))`,
+      message: `self.${a.attr} is a bare "cuda", the current device, GPU 0 until the process calls torch.cuda.set_device, but ${use.how}: every task of a node works on GPU 0; choose the task's GPU from its local rank, e.g. torch.device("cuda", int(os.environ["SLURM_LOCALID"]))`,
+      // A program that reads its rank may build and use the class on some ranks only: preview.
+      ...(use.readsRank || mayReadRank(ctx.model) ? { preview: true } : {}),
     });
   }
 }
@@ -334,7 +349,7 @@ function consequence(framework: string): string {
 }
 
 const WHAT =
-  'Reports the first GPU work (a CuPy array, a JAX array or computation, a Numba device array, a torch tensor put on a bare `"cuda"` device or `.cuda()`) of a program that runs as several processes on a node, when nothing in the file selects each process\'s device first. Several processes means: the file uses mpi4py\'s `COMM_WORLD` rank or size, or a Slurm job script of the project starts it with `srun` in more than one task per node that each see the same GPUs (`--gres=gpu:N`, `--gpus-per-node=N` with N > 1, no `--gpus-per-task` or `--gpu-bind`). Also reports, in a module such a job script\'s program uses, a constructor\'s `self.device = "cuda"` (or `"cuda" if torch.cuda.is_available() else "cpu"`) when the started program builds that class and calls one of its methods that put tensors on that device before anything selects one.';
+  'Reports the first GPU work (a CuPy array, a JAX array or computation, a Numba device array, a torch tensor put on a bare `"cuda"` device or `.cuda()`) of a program that runs as several processes on a node, when nothing in the file selects each process\'s device first. Several processes means: the file uses mpi4py\'s `COMM_WORLD` rank or size, or a Slurm job script of the project starts it with `srun` in more than one task per node that each see the same GPUs (`--gres=gpu:N`, `--gpus-per-node=N` with N > 1, no `--gpus-per-task` or `--gpu-bind`). The srun check is in the default set when the program never reads its rank; the MPI check, and srun programs that read their rank, are preview. Also reports, in a module such a job script\'s program uses, a constructor\'s `self.device = "cuda"` (or `"cuda" if torch.cuda.is_available() else "cpu"`) when the started program builds that class and calls one of its methods that put tensors on that device before anything selects one.';
 
 export const rule: PythonRule = {
   meta: {
@@ -342,25 +357,31 @@ export const rule: PythonRule = {
     name: "ranks-never-select-device",
     severity: "warning",
     fixable: false,
-    preview: true,
-    // Evidence is a COMM_WORLD use (its text names it, or an alias bound from a statement that does)
-    // or a job script (then the work names cuda, cupy, jax or numba, or an alias of them).
-    trigger: (t) => t.has("COMM_WORLD") || t.hasAny(["cuda", "cupy", "jax", "numba"]),
+    // Evidence is a COMM_WORLD use (its text names it, or an alias bound from a statement that does;
+    // preview) or a job script (then the work names cuda, cupy, jax or numba, or an alias of them;
+    // without preview only where a job script starts this file or another in tasks sharing GPUs).
+    trigger: (t, preview, facts) =>
+      (preview && t.has("COMM_WORLD")) ||
+      ((preview || !!facts?.sharedGpuTasks) && t.hasAny(["cuda", "cupy", "jax", "numba"])),
     docs: {
       what: WHAT,
       follows:
-        "The module's timeline (module level, the `__main__` block and the functions they call, in order) up to its first GPU work; that work must not sit under a condition other than the `__main__` guard (an `if rank == 0:` runs on one process). Silent when anything in the file (functions included) selects a device or hands the choice to a library that makes one per process: `torch.cuda.set_device`, `torch.set_default_device`, `torch.cuda.device`, `init_process_group`, `deepspeed.init_distributed`, Lightning's Trainer or Fabric, accelerate's Accelerator, `cupy.cuda.Device(...)`, `cupy.cuda.runtime.setDevice`, `numba.cuda.select_device`, `jax.distributed.initialize` (it picks the local device under Slurm and Open MPI), `jax.default_device`, `jax.pmap`, `shard_map`, a JAX mesh, an index into `jax.devices()`, `jax_cuda_visible_devices`, a write of `CUDA_VISIBLE_DEVICES` (or HIP/ROCR); when a torch device is named with an index or through a variable before the first work; when a call into the project's own code that starts CUDA comes first; and when the file imports a project module while another file of the project names a way to select a device (`set_device`, `setDevice`, `select_device`, `cuda.Device`, `VISIBLE_DEVICES`, `default_device`, `local_device_ids`). For the constructor's device: the srun-started program's own calls in execution order (its module level, `__main__` block and its own functions and constructors they call), in which it builds the class (a call that resolves to this module) and then calls, by name, a method of the class that passes `self.device` to `.to()` or `device=`, with no call of the selections above before and no `*_VISIBLE_DEVICES` write in it. Not followed: the launch of an MPI program (`mpirun -np 4` may put one process on each of four nodes), GPU work in modules the file imports, and devices chosen by a site's launcher wrapper.",
-      why: `A process works on its current CUDA device, which is device 0 of those it sees until it selects another. ${CUPY_DOC}. ${TORCH_DOC}. ${JAX_DOC}. Processes that all see a node's GPUs (MPI ranks started by mpirun, srun tasks without per-task GPU binding: measured on Slurm 22.05.8, ${MEASURED}, with --gres=gpu:N and no per-task option every task sees all N) therefore all work on GPU 0 while the others stay idle: they compete for its memory and time, a JAX process preallocates 75% of it and the next one cannot (measured with jax 0.11.2 on one H100, verify/results-restore-shared-h100.json: two JAX processes started at once both finish, the second after logging out-of-memory errors for its pool and for cuBLAS and falling back to smaller pools), NCCL refuses two ranks on one GPU (docs/ground-truth.md, GPU011), and on GPUs in Exclusive_Process mode the second process cannot create a context at all. Reported cases: JoonhoLee-Group/ipie#91 (MPI tasks with CuPy all on GPU 0), mpi4jax/mpi4jax#194 (two MPI processes with JAX on the first GPU), ecmwf/anemoi-core#431 (srun tasks building a graph on "cuda" before Lightning set the device).`,
+        "The module's timeline (module level, the `__main__` block and the functions they call, in order) up to its first GPU work; that work must not sit under a condition other than the `__main__` guard (an `if rank == 0:` runs on one process). Silent when anything in the file (functions included) selects a device or hands the choice to a library that makes one per process: `torch.cuda.set_device`, `torch.set_default_device`, `torch.cuda.device`, `init_process_group`, `deepspeed.init_distributed`, Lightning's Trainer or Fabric, accelerate's Accelerator, `cupy.cuda.Device(...)`, `cupy.cuda.runtime.setDevice`, `numba.cuda.select_device`, `jax.distributed.initialize` (it picks the local device under Slurm and Open MPI), `jax.default_device`, `jax.pmap`, `shard_map`, a JAX mesh, an index into `jax.devices()`, `jax_cuda_visible_devices`, a write of `CUDA_VISIBLE_DEVICES` (or HIP/ROCR); when a torch device is named with an index or through a variable before the first work; when a call into the project's own code that starts CUDA comes first; and when the file imports a project module while another file of the project names a way to select a device (`set_device`, `setDevice`, `select_device`, `cuda.Device`, `VISIBLE_DEVICES`, `default_device`, `local_device_ids`). For the constructor's device: the srun-started program's own calls in execution order (its module level, `__main__` block and its own functions and constructors they call), in which it builds the class (a call that resolves to this module) and then calls, by name, a method of the class that passes `self.device` to `.to()` or `device=`, with no call of the selections above before and no `*_VISIBLE_DEVICES` write in it. For the srun launch (slurmLaunch.ts): the job script's `#SBATCH` lines and the `srun` line's own options (srun's `--ntasks-per-node`/`--ntasks`/`--nodes` over the job's; `--gres=gpu:N`, `--gpus-per-node=N`), silent when the script may bind GPUs per task or change the step's GPUs in a way not followed: `--gpus-per-task`, `--gpu-bind` (but `none`), `--accel-bind=g`, `--tres-bind`, `--ntasks-per-gpu`, `--tres-per-task`, a heterogeneous job (`#SBATCH hetjob`, `--het-group`), `--multi-prog`, a step `--gres` without a GPU count (`--gres=none`), an assignment of a Slurm input variable for GPUs or GRES (`SLURM_GPU_BIND`, `SLURM_TRES_BIND`, `SLURM_STEP_GRES`, ...), a CUDA_VISIBLE_DEVICES the script sets or passes, or launcher options held in a variable it cannot read. A finding is preview (not default) when the program may read its rank anywhere (an environment rank variable such as `SLURM_PROCID`, `LOCAL_RANK`, `PMI_RANK`, or a name such as `rank`, `local_rank`, `get_rank`, `process_index`, `is_main_process`): it may do the work on some ranks only (`if rank == 0: evaluate()`), which the timeline does not tell. Not followed: the launch of an MPI program (`mpirun -np 4` may put one process on each of four nodes), GPU work in modules the file imports, `srun bash -c '...'` and wrapper scripts (not read as a launch of the file), and a site's own settings (a cli_filter plugin, a TaskProlog, SLURM_GPU_BIND in the login environment).",
+      why: `A process works on its current CUDA device, which is device 0 of those it sees until it selects another. ${CUPY_DOC}. ${TORCH_DOC}. ${JAX_DOC}. Processes that all see a node's GPUs (MPI ranks started by mpirun, srun tasks without per-task GPU binding: ${SLURM_DOC}; measured on Slurm 22.05.8, ${MEASURED}: with --gpus=2 and no per-task option both tasks see CUDA_VISIBLE_DEVICES=0,1) therefore all work on GPU 0 while the others stay idle: they compete for its memory and time, a JAX process preallocates 75% of it and the next one cannot (measured with jax 0.11.2 on one H100, verify/results-restore-shared-h100.json: two JAX processes started at once both finish, the second after logging out-of-memory errors for its pool and for cuBLAS and falling back to smaller pools), NCCL refuses two ranks on one GPU (docs/ground-truth.md, GPU011), and on GPUs in Exclusive_Process mode the second process cannot create a context at all. Reported cases: JoonhoLee-Group/ipie#91 (MPI tasks with CuPy all on GPU 0), mpi4jax/mpi4jax#194 (two MPI processes with JAX on the first GPU), ecmwf/anemoi-core#431 (srun tasks building a graph on "cuda" before Lightning set the device).`,
       example:
         "from mpi4py import MPI\nimport cupy\n\ncomm = MPI.COMM_WORLD\nx = cupy.arange(10) * comm.rank  # GPU074: every MPI process of a node allocates on GPU 0\nprint(comm.allreduce(float(x.sum().get())))\n",
       fix: "from mpi4py import MPI\nimport cupy\n\ncomm = MPI.COMM_WORLD\ncupy.cuda.runtime.setDevice(comm.Split_type(MPI.COMM_TYPE_SHARED).rank)\nx = cupy.arange(10) * comm.rank\nprint(comm.allreduce(float(x.sum().get())))\n",
       whenNotToCare:
-        "A preview rule: whether several MPI processes share a node is not in the file, and public findings are too few to measure (2026-12-07: none on the 37 code bases of the ecosystem corpus; four on public MPI examples and tutorials, each accurate, all four short demos that still run with every rank on GPU 0). An MPI program run with one process per node (or per GPU on one-GPU nodes), or with a launcher or wrapper that sets CUDA_VISIBLE_DEVICES per process (`mpirun ... bash -c 'CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK python x.py'`, Slurm's `--gpus-per-task=1`), works as written; say so with `# noqa: GPU074`. A JAX program that runs one process per node and uses all its GPUs (jax.distributed.initialize, pmap, a mesh) is not reported.",
+        "The srun check (default) follows Slurm's documented defaults with no site settings: a site that binds GPUs per task by itself (a cli_filter plugin that sets `--gpu-bind`, a TaskProlog that exports CUDA_VISIBLE_DEVICES per task, SLURM_GPU_BIND set by a module in the login environment; none is on by default, " +
+        SITE_DOC +
+        ") gives each task its own GPU 0, and the program works as written there: say so with `# noqa: GPU074`. On public code (2026-12-08, session 71): 163 code bases whose Slurm job scripts run srun with GPUs, where 16 programs are started in srun tasks that share a node's GPUs; each of the 16 selects a device or hands the choice to a library (set_device after init_process_group, Lightning, DeepSpeed) or does its GPU work in other modules: no finding, with or without preview. Reported case: ecmwf/anemoi-core#431. The MPI check is preview: whether several MPI processes share a node is not in the file, and public findings are too few to measure (2026-12-07: none on the 37 code bases of the ecosystem corpus; four on public MPI examples and tutorials, each accurate, all four short demos that still run with every rank on GPU 0). An MPI program run with one process per node (or per GPU on one-GPU nodes), or with a launcher or wrapper that sets CUDA_VISIBLE_DEVICES per process (`mpirun ... bash -c 'CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK python x.py'`, Slurm's `--gpus-per-task=1`), works as written; say so with `# noqa: GPU074`. A JAX program that runs one process per node and uses all its GPUs (jax.distributed.initialize, pmap, a mesh) is not reported.",
       references: [
         CUPY_DOC,
         TORCH_DOC,
         JAX_DOC,
-        `Measured: ${MEASURED} (srun with --gres=gpu:N and no per-task option: every task sees all N)`,
+        SLURM_DOC,
+        SITE_DOC,
+        `Measured: ${MEASURED} (Slurm 22.05.8: srun -n2 --gpus=2 with no per-task option, both tasks see CUDA_VISIBLE_DEVICES=0,1; with --gpus-per-task=1 each sees one)`,
         "Measured: verify/results-restore-shared-h100.json (verify/frameworks/restore_and_shared_gpu_probe.py; 1 x H100, jax 0.11.2, cupy 14.2.0, torch 2.11.0): two JAX processes started at once on one GPU with default preallocation both finish, the second logging 'Failed to allocate device memory ... CUDA_ERROR_OUT_OF_MEMORY' and 'failed to create cublas handle'; two CuPy and two torch processes both work on device 0",
         "docs/ground-truth.md, GPU011: two ranks on GPU 0 (no set_device) fail with NCCL 'invalid usage' (measured)",
         "jax-ml/jax@cec06d116c05f0d52adfceee3d3b730fdbcb0ce5 jax/_src/clusters/cluster.py:85-87: under a detected cluster (Slurm: SLURM_LOCALID, slurm_cluster.py:24; Open MPI: OMPI_COMM_WORLD_LOCAL_RANK, ompi_cluster.py:25) jax.distributed.initialize() without local_device_ids sets them to [local process id]",
@@ -378,6 +399,9 @@ export const rule: PythonRule = {
     ctx.report({
       range: nodeRange(work.node),
       message: `${work.what} is this process's first GPU work and nothing before it selects a device, but ${evidence.text}: ${consequence(work.framework)}, so every process of a node works on GPU 0; select the process's GPU from its node-local rank first, e.g. ${evidence.how(work.framework)}`,
+      // Default: the srun launch of a program that never reads its rank (it may work on some ranks
+      // only: `if rank == 0: evaluate()`). Preview: MPI programs, and srun programs that read it.
+      ...(!evidence.srun || mayReadRank(ctx.model) ? { preview: true } : {}),
     });
   },
 };
