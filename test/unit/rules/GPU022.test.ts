@@ -463,17 +463,23 @@ test("GPU022: srun torchrun in a job whose --ntasks leaves one task a node is ri
   assert.match(torchrun("#SBATCH --nodes=2\n", "srun --ntasks-per-node=2")[0] ?? "", /^srun starts 2 tasks per node/);
 });
 
+/**
+ * GPU022's findings on a job script asking 4 GPUs (`head`'s `#SBATCH` lines first, then `line`)
+ * that starts fit.py, a Lightning program made of `program` then `trainer.fit(None)`, beside `extra` files.
+ */
+function lightningJob(head: string, program: string, line = "srun python fit.py", extra: Record<string, string> = {}) {
+  const dir = project({ "fit.py": `import lightning as L\n${program}\ntrainer.fit(None)\n`, ...extra });
+  return lintManifestCode(
+    `#!/bin/bash\n${head}#SBATCH --gres=gpu:4\n${line}\n`,
+    "jobscript",
+    "GPU022",
+    {},
+    join(dir, "job.sbatch"),
+  );
+}
+
 test("GPU022's Lightning check (default set): devices or num_nodes other than the job's --ntasks-per-node or --nodes, where Lightning 2.1's Slurm check raises", () => {
-  const run = (head: string, program: string, line = "srun python fit.py", extra: Record<string, string> = {}) => {
-    const dir = project({ "fit.py": `import lightning as L\n${program}\ntrainer.fit(None)\n`, ...extra });
-    return lintManifestCode(
-      `#!/bin/bash\n${head}#SBATCH --gres=gpu:4\n${line}\n`,
-      "jobscript",
-      "GPU022",
-      {},
-      join(dir, "job.sbatch"),
-    );
-  };
+  const run = lightningJob;
   const one = "#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n";
   const d = run(one, "trainer = L.Trainer(accelerator='gpu', devices=4)");
   assert.equal(d.length, 1);
@@ -558,16 +564,7 @@ test("GPU022's Lightning check (default set): devices or num_nodes other than th
 });
 
 test("GPU022's Lightning one-task check (default set): srun of a --ntasks=1 job starts one task, and Lightning trains in it on one of its devices", () => {
-  const run = (head: string, program: string, line = "srun python fit.py", extra: Record<string, string> = {}) => {
-    const dir = project({ "fit.py": `import lightning as L\n${program}\ntrainer.fit(None)\n`, ...extra });
-    return lintManifestCode(
-      `#!/bin/bash\n${head}#SBATCH --gres=gpu:4\n${line}\n`,
-      "jobscript",
-      "GPU022",
-      {},
-      join(dir, "job.sbatch"),
-    );
-  };
+  const run = lightningJob;
   const below = "#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --ntasks-per-node=4\n";
   const d = run(below, "trainer = L.Trainer()");
   assert.equal(d.length, 1);
