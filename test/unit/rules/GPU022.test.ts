@@ -667,3 +667,19 @@ test("GPU022's Lightning check reads the program's own settings from its syntax 
   assert.equal(run(parsed.replace("args = ", "p.set_defaults(gpus=2)\nargs = ")), 0);
   assert.equal(run(parsed.replace("args = ", "# p.set_defaults(gpus=2)\nargs = ")), 1);
 });
+
+test("GPU022's Lightning check: devices beyond the job's GPUs per node are refused when the Trainer is built (MisconfigurationException), not by the Slurm check", () => {
+  const head = "#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=4\n";
+  const [d, ...rest] = lightningJob(head, "trainer = L.Trainer(accelerator='gpu', devices=8)");
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "error");
+  assert.match(d.message, /gets devices=8 but each task sees the job's 4 GPUs per node/);
+  assert.match(
+    d.message,
+    /MisconfigurationException \("You requested gpu: \[0, 1, 2, 3, 4, 5, 6, 7\] But your machine only has: \[0, 1, 2, 3\]"/,
+  );
+  assert.match(d.message, /give it devices=4/);
+  assert.doesNotMatch(d.message, /ValueError/);
+  // Within the job's GPUs, the Slurm check's ValueError as before.
+  assert.match(lightningJob(head, "trainer = L.Trainer(accelerator='gpu', devices=2)")[0].message, /ValueError/);
+});

@@ -376,6 +376,10 @@ function pythonMessage(l: Launch, perNode: number, gpus: number, job: JobScriptF
 const LIGHTNING_VALIDATE_DOC =
   'Lightning-AI/pytorch-lightning@7f0c3436cd3f src/lightning/fabric/plugins/environments/slurm.py:157-172 (`validate_settings`: outside interactive mode, `SLURM_NTASKS_PER_NODE` other than `devices` raises `ValueError("You set `devices=N` in Lightning, but the number of tasks per node configured in SLURM `--ntasks-per-node=K` does not match. HINT: Set `devices=K`.")`, and `SLURM_NNODES` other than `num_nodes` likewise), :101-113 (`detect`: `_is_srun_used`, :227-228, SLURM_NTASKS set and the job not named `bash` or `interactive`); src/lightning/pytorch/trainer/connectors/accelerator_connector.py:386-398 (SLURMEnvironment chosen when detected, unless a cluster environment is given among the plugins or TorchElastic\'s variables are set), :409-422 (no strategy given: `ddp` for more than one node or device); src/lightning/pytorch/strategies/ddp.py:145-150 and src/lightning/fabric/strategies/ddp.py:111-116 (`start_method` `popen`, the `ddp` strategy: `_SubprocessScriptLauncher`), src/lightning/pytorch/strategies/launchers/subprocess_script.py:99 and src/lightning/fabric/strategies/launchers/subprocess_script.py:102 (its `launch`, run by `trainer.fit` and `fabric.launch()`, calls `validate_settings` first); added in 2.1.0 (commit c95dbac2e87c, #18292: "Added validation of user input for `devices` and `num_nodes` when running with `SLURM`"); 1.8.0 to 2.0.x take the world size from SLURM_NTASKS without the check (SLURMEnvironment chosen whenever SLURM_NTASKS is set: src/pytorch_lightning/trainer/connectors/accelerator_connector.py at 1.8.0:560-572, commit 619e76f22d, #14300 "Remove silent behavior when `num_slurm_tasks` does not correspond to number of processes in Trainer"), while 1.7.x and earlier start their own processes where SLURM_NTASKS differs from the devices times the nodes (`_is_slurm_managing_tasks`, src/pytorch_lightning/trainer/connectors/accelerator_connector.py at 1.7.0:559,568-575; pytorch_lightning/trainer/connectors/accelerator_connector.py at 1.5.0:1022-1029)';
 
+/** Where Lightning refuses more devices than the visible GPUs, when the Trainer or Fabric is built. */
+const DEVICE_PARSER =
+  "Lightning-AI/pytorch-lightning@7f0c3436cd3f src/lightning/fabric/utilities/device_parser.py:49-103 `_parse_gpu_ids` (an int becomes `list(range(n))`, :155) and :116-139 `_sanitize_gpu_ids`";
+
 /** What Lightning does in the one task of a `--ntasks=1` step whose devices are the task's GPUs. */
 const LIGHTNING_ONE_TASK_DOC =
   'Lightning-AI/pytorch-lightning@7f0c3436cd3f src/lightning/fabric/plugins/environments/slurm.py:134-135 (`world_size` is SLURM_NTASKS), :138-139 (`set_world_size` ignored), :211-224 (`_validate_srun_variables` raises only for SLURM_NTASKS above 1 without SLURM_NTASKS_PER_NODE), :157-172 (`validate_settings` passes where SLURM_NTASKS_PER_NODE equals `devices` or is not set); src/lightning/pytorch/trainer/connectors/accelerator_connector.py:368-384 (`devices="auto"`: `auto_device_count()`, every visible GPU, src/lightning/pytorch/accelerators/cuda.py:98-100), :400-422 (`ddp` for several devices); src/lightning/pytorch/strategies/ddp.py:118-120 (`root_device` is `parallel_devices[local_rank]`, SLURM_LOCALID 0), :132-138 (`num_processes` is the devices, `distributed_sampler_kwargs` `num_replicas=num_nodes * num_processes`); src/lightning/pytorch/trainer/connectors/data_connector.py:169-173, 200, 243 (a loader without a DistributedSampler gets one with those kwargs); src/lightning/fabric/strategies/ddp.py:104 and src/lightning/fabric/fabric.py:468 (Fabric\'s `setup_dataloaders` likewise); the same from 1.8.0 (SLURMEnvironment whenever SLURM_NTASKS is set, #14300) to 2.6.x. Measured (verify/frameworks/lightning_slurm_probe.py, verify/results-lightning-slurm-cpu.json; lightning 2.6.6, CPU, Slurm variables of a `--ntasks=1 --ntasks-per-node=2` task, `Trainer(devices=2)`): `trainer.num_devices` 2, world size 1, SLURMEnvironment, DDPStrategy, DistributedSampler with 2 replicas, 32 of 64 samples trained in the epoch; the same without SLURM_NTASKS_PER_NODE';
@@ -513,7 +517,21 @@ function lightningMismatch(
     : ", and start the program with srun (the batch script runs this command once, not once per task)";
   const tasks = { option: perNode, message: "the tasks per node Lightning compares with devices" };
   let out: LightningFinding | null = null;
-  if (d !== null && d !== k && checks(d)) {
+  if (
+    d !== null &&
+    d !== k &&
+    visible !== null &&
+    d > visible &&
+    call.devices !== "all" &&
+    call.accelerator !== "cpu"
+  ) {
+    // More devices than the task sees: the Trainer/Fabric refuses them when it is built, before the Slurm check.
+    const ids = (n: number) => `[${Array.from({ length: n }, (_, i) => i).join(", ")}]`;
+    out = {
+      message: `this program's Lightning ${call.kind} gets devices=${d} but each task sees the job's ${visible} GPUs per node (Slurm sets CUDA_VISIBLE_DEVICES to the job's GPUs): Lightning stops when it builds the ${call.kind} with MisconfigurationException ("You requested gpu: ${ids(d)} But your machine only has: ${ids(visible)}", ${DEVICE_PARSER}), before it compares devices with the job's --ntasks-per-node=${k}; ${k <= visible ? `give it devices=${k}` : `ask for one task per GPU (--ntasks-per-node=${visible}) and give it devices=${visible}`}${srunHint}`,
+      related: tasks,
+    };
+  } else if (d !== null && d !== k && checks(d)) {
     const written = call.devices === "all" ? `devices "auto" (here the job's ${d} GPUs per node)` : `devices=${d}`;
     out = {
       message: `this program's Lightning ${call.kind} gets ${written} but the job asks for --ntasks-per-node=${k}: ${lead}("You set \`devices=${d}\` in Lightning, but the number of tasks per node configured in SLURM \`--ntasks-per-node=${k}\` does not match"); ask for --ntasks-per-node=${d}${srunHint}`,
@@ -631,6 +649,7 @@ export const rule: ManifestRule = {
         LIGHTNING_SLURM,
         LIGHTNING_VALIDATE_DOC,
         LIGHTNING_ONE_TASK_DOC,
+        `${DEVICE_PARSER}: devices beyond the visible GPUs raise MisconfigurationException ("You requested gpu: ... But your machine only has: ...") when the Trainer or Fabric is built`,
         `${SBATCH_DOC}, OUTPUT ENVIRONMENT VARIABLES (set "in the environment of the batch script"): SLURM_LOCALID, SLURM_NODEID, SLURM_PROCID, and SLURM_NTASKS_PER_NODE "Only set if the --ntasks-per-node option is specified" (the same section in SchedMD/slurm@000729e63fd9 doc/man/man1/sbatch.1)`,
         'CSCfi/pytorch-ddp-examples@f04fb5a4 README.md and run-lightning-gpu4.sh (2023-05-24, "Update Lightning examples to work with newer Lightning versions"): the Lightning example job of `--ntasks=1` and four GPUs (`srun python3 mnist_lightning_ddp.py --gpus=4`) had the note "it uses only 1 GPU even though more are requested" with the newer modules, and was changed to `--ntasks-per-node=4`',
         HF_TRAINER_DOC,
