@@ -1,7 +1,7 @@
 // Lossless re-encoding of the screenshots (scripts/screenshot.mjs): Chromium writes RGBA PNGs with
 // its fast filter choice; the same pixels as RGB (when opaque) with one filter for the whole image
 // (the smallest of none, sub, up, Paeth and a per-row choice) and zlib level 9 are 10-20 % smaller.
-// The .vsix carries the README's screenshots and must stay under 1.8 MiB (test/unit/repo/package.test.ts).
+// The .vsix carries the README's screenshots and must stay under its budget (scripts/vsixBudget.mjs, 1.85 MiB).
 // Only 8-bit, non-interlaced RGB/RGBA PNGs (what Chromium writes); anything else is left as it is.
 //
 //   node scripts/pngShrink.mjs FILE.png...   (also: import { shrinkPng } from "./pngShrink.mjs")

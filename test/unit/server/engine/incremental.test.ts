@@ -293,7 +293,8 @@ test("the kept model's timeline (events, calls, function timelines) equals a fre
   const files = FILES.filter((f) => /torch|cuda|environ/.test(readFileSync(f, "utf8"))).filter((_, i) => i % 3 === 0);
   assert.ok(files.length > 20, `only ${files.length} files`);
   let steps = 0,
-    withCalls = 0;
+    withCalls = 0,
+    treeDiffers = 0;
   for (const [k, file] of files.entries()) {
     const r = rng(0x51ed27 ^ (k * 40503));
     let text = readFileSync(file, "utf8").replace(/\r\n?/g, "\n");
@@ -311,7 +312,17 @@ test("the kept model's timeline (events, calls, function timelines) equals a fre
       const kept = timeline(buildModel(tree, text, modelOptions, [], cache));
       const freshTree = ModuleTrees.parse(text, true);
       const fresh = timeline(buildModel(freshTree, text, modelOptions, [], new ModelCache()));
+      // tree-sitter's error recovery may build a different tree for the same broken text in the
+      // edited chunks than afresh (seen: `.ronize()` at column 0 after an indented block, ERROR plus
+      // `ronize()` in the edited tree, one statement afresh). The model can only be compared on the
+      // same tree: such steps (a syntax error, other top-level statements) are counted, and stay rare.
+      const sameTrees = JSON.stringify(tree.statementShapes()) === JSON.stringify(freshTree.statementShapes());
       freshTree.delete();
+      if (!sameTrees && tree.hasError) {
+        treeDiffers++;
+        steps++;
+        continue;
+      }
       if (kept !== fresh) assert.fail(`${file}: after edits ${JSON.stringify(edits)}:\nkept  ${kept}\nfresh ${fresh}`);
       if (kept.includes('"calls":[[')) withCalls++;
       steps++;
@@ -319,6 +330,7 @@ test("the kept model's timeline (events, calls, function timelines) equals a fre
     tree.delete();
   }
   assert.ok(withCalls > steps / 2, `steps ${steps}, with calls ${withCalls}`);
+  assert.ok(treeDiffers <= steps / 100, `${treeDiffers} of ${steps} steps parsed differently from a fresh parse`);
 });
 
 test("an edit of a class's __init__ reaches the kept record of a module-level `T()` that inlined it", async () => {
