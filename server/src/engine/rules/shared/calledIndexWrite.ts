@@ -41,9 +41,23 @@ export function calledIndexWrites(ctx: RuleContext, mark: (use: SyntaxNode, w: C
   if (!ctx.model.frameworks.has("torch")) return;
   const project = ctx.project;
   let local: Map<string, IndexWrite> | undefined;
+  // The names a writer can be called by: the file's own writers and the project's (writerNames
+  // lists every project function that writes a startup variable, these among them). Without the
+  // project's list, every call is asked. Checked before a call's arguments are read: in a long
+  // file that writes the variable this walk ran over every call at every keystroke.
+  const projectNames = project?.callableIndexWrite ? project.writerNames?.() : new Set<string>();
+  const names = projectNames
+    ? new Set([...projectNames, ...(ctx.model.text.includes(VARIABLE) ? (local = indexWriters(ctx.model)).keys() : [])])
+    : null;
+  if (names && names.size === 0) return;
+  const calledName = (fn: SyntaxNode): string[] =>
+    fn.type === "identifier"
+      ? [fn.text, ctx.model.symbols.get(fn.text)?.split(".").pop() ?? fn.text]
+      : [fn.childForFieldName("attribute")?.text ?? ""];
   for (const call of ctx.model.nodesOfType("call")) {
     const fn = call?.childForFieldName("function");
     if (!call || (fn?.type !== "identifier" && fn?.type !== "attribute")) continue;
+    if (names && !calledName(fn).some((n) => names.has(n))) continue;
     const { positional, keywords } = callArgs(call);
     if (![...positional, ...keywords.values()].some((a) => a.type === "identifier" || a.type === "attribute")) continue;
     let w: (IndexWrite & { where: string; file?: string }) | null = null;
