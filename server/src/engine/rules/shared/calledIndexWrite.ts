@@ -40,36 +40,44 @@ const VARIABLE = "CUDA_VISIBLE_DEVICES";
 export function calledIndexWrites(ctx: RuleContext, mark: (use: SyntaxNode, w: CalledWrite) => void): void {
   if (!ctx.model.frameworks.has("torch")) return;
   const project = ctx.project;
-  let local: Map<string, IndexWrite> | undefined;
-  // The names a writer can be called by: the file's own writers and the project's (writerNames
-  // lists every project function that writes a startup variable, these among them). Without the
-  // project's list, every call is asked. Checked before a call's arguments are read: in a long
-  // file that writes the variable this walk ran over every call at every keystroke.
-  const projectNames = project?.callableIndexWrite ? project.writerNames?.() : new Set<string>();
-  const names = projectNames
-    ? new Set([...projectNames, ...(ctx.model.text.includes(VARIABLE) ? (local = indexWriters(ctx.model)).keys() : [])])
-    : null;
-  if (names && names.size === 0) return;
-  const calledName = (fn: SyntaxNode): string[] =>
-    fn.type === "identifier"
-      ? [fn.text, ctx.model.symbols.get(fn.text)?.split(".").pop() ?? fn.text]
-      : [fn.childForFieldName("attribute")?.text ?? ""];
-  for (const call of ctx.model.nodesOfType("call")) {
+  // Only calls that can reach a writer are read, found through the statements that name one
+  // (model.nodesMentioning): the file's own writers, and the names its imports bind to the project's
+  // modules (every path to a project function starts with one). Walking every call of a long file
+  // that writes the variable cost each keystroke ~35 ms (engine-latency, the 5,000-line file).
+  const local = ctx.model.text.includes(VARIABLE) ? indexWriters(ctx.model) : new Map<string, IndexWrite>();
+  const imported = project?.callableIndexWrite
+    ? [...ctx.model.symbols].filter(([, path]) => project.isProjectModule?.(path) !== false).map(([name]) => name)
+    : [];
+  const words = [...local.keys(), ...imported];
+  if (!words.length) return;
+  const projectCallee = new Map<string, boolean>();
+  const fromProject = (path: string): boolean => {
+    let yes = projectCallee.get(path);
+    if (yes === undefined)
+      projectCallee.set(
+        path,
+        (yes =
+          project?.isProjectFunction?.(path) === true && project.callableModuleMentions?.(path, VARIABLE) === true),
+      );
+    return yes;
+  };
+  for (const call of ctx.model.nodesMentioning("call", words, true)) {
     const fn = call?.childForFieldName("function");
     if (!call || (fn?.type !== "identifier" && fn?.type !== "attribute")) continue;
-    if (names && !calledName(fn).some((n) => names.has(n))) continue;
+    const isLocal = fn.type === "identifier" && ctx.model.functions.has(fn.text) && local.has(fn.text);
+    let path: string | null = null;
+    if (!isLocal) {
+      if (!project?.callableIndexWrite) continue;
+      path = calleePath(ctx.model, call);
+      if (!path?.includes(".") || !fromProject(path)) continue;
+    }
     const { positional, keywords } = callArgs(call);
     if (![...positional, ...keywords.values()].some((a) => a.type === "identifier" || a.type === "attribute")) continue;
     let w: (IndexWrite & { where: string; file?: string }) | null = null;
-    if (fn.type === "identifier" && ctx.model.functions.has(fn.text) && ctx.model.text.includes(VARIABLE)) {
-      const own = (local ??= indexWriters(ctx.model)).get(fn.text);
-      w = own ? { ...own, where: ctx.where(own.line - 1) } : null;
-    } else {
-      const path = calleePath(ctx.model, call);
-      if (!path?.includes(".") || !project?.callableIndexWrite || project.isProjectFunction?.(path) !== true) continue;
-      if (project.callableModuleMentions?.(path, VARIABLE) !== true) continue;
-      w = project.callableIndexWrite(path);
-    }
+    if (isLocal) {
+      const found = local.get(fn.text);
+      w = found ? { ...found, where: ctx.where(found.line - 1) } : null;
+    } else w = project!.callableIndexWrite!(path!);
     const arg = w ? (positional[w.index] ?? keywords.get(w.name)) : undefined;
     if (!w || !arg || (arg.type !== "identifier" && arg.type !== "attribute")) continue;
     const statement = statementOf(call);
