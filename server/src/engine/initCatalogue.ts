@@ -347,6 +347,16 @@ export function eagerModulesOf(entries: readonly CatalogueEntry[]): string[] {
   return [...new Set(entries.filter((e) => e.initialises === "import").map((e) => e.library))];
 }
 
+/**
+ * The eager-init modules for a project's library pins (normalised package name → specifier), or
+ * undefined when none of them pins a catalogued package (the engine's default list,
+ * frameworks.ts `DEFAULT_EAGER_INIT_MODULES`, applies).
+ */
+export function catalogueEagerOf(pins: Readonly<Record<string, string>>): string[] | undefined {
+  if (!INIT_CATALOGUE.some((e) => pins[normalisePackage(e.package)])) return undefined;
+  return eagerModulesOf(applicableEntries(pins));
+}
+
 /** Where a fact was read or measured, briefly, for a message: `read in kornia/kornia kornia/x.py:12` or `measured: torch_geometric 2.8.0.post1, torch 2.11.0+cu130`. */
 export function provenanceBrief(e: CatalogueEntry): string {
   const p = e.provenance;

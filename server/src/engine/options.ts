@@ -20,7 +20,7 @@ import {
 } from "./config";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import { libraryPins, projectRequirements } from "./requirements";
-import { applicableEntries, eagerModulesOf, INIT_CATALOGUE, normalisePackage } from "./initCatalogue";
+import { catalogueEagerOf, INIT_CATALOGUE, normalisePackage } from "./initCatalogue";
 import type { LintOptions } from "./lint";
 import type { MachineFacts } from "./rule";
 import { readWorkspaceText } from "../../../common/src/fs/workspaceFile";
@@ -204,11 +204,6 @@ function pinsIn(dirs: readonly string[]): Record<string, string> {
   const pins: Record<string, string> = {};
   for (const d of dirs) for (const [k, v] of Object.entries(libraryPins(projectRequirements(d)))) pins[k] ??= v;
   return pins;
-}
-
-function catalogueEagerOf(pins: Readonly<Record<string, string>>): string[] | undefined {
-  if (!INIT_CATALOGUE.some((e) => pins[normalisePackage(e.package)])) return undefined;
-  return eagerModulesOf(applicableEntries(pins));
 }
 
 /**

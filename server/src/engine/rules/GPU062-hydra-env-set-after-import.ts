@@ -8,7 +8,7 @@ import { buildModel } from "../python/model";
 import { nodeRange } from "../python/events";
 import { pythonInput } from "../python/parser";
 import { DEFAULT_EAGER_INIT_MODULES } from "../frameworks";
-import { applicableEntries, eagerModulesOf } from "../initCatalogue";
+import { catalogueEagerOf } from "../initCatalogue";
 import { contentEnd, isScalar, pairStart, scalarText } from "../manifests/yaml";
 import {
   configDirOf,
@@ -156,7 +156,7 @@ function mainsOf(text: string, file: string, pins: Readonly<Record<string, strin
     // The project's pins choose the init catalogue's entries (an accelerate 0.21 pin: its import
     // initialises CUDA), as for the project's Python files.
     const model = buildModel(tree, text, {
-      eagerInitModules: Object.keys(pins).length ? eagerModulesOf(applicableEntries(pins)) : DEFAULT_EAGER_INIT_MODULES,
+      eagerInitModules: catalogueEagerOf(pins) ?? DEFAULT_EAGER_INIT_MODULES,
       torchBelow24: false,
       libraryPins: pins,
     });
