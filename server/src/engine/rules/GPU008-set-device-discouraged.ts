@@ -111,6 +111,8 @@ export const rule: PythonRule = {
     const localRank = new Set<number>(envReadsOf(ctx.model, "LOCAL_RANK").map((r) => r.node.id));
     for (const a of ctx.model.nodesOfType("attribute"))
       if (a && a.childForFieldName("attribute")?.text === "local_rank") localRank.add(a.id);
+    // A file that reads a launcher's rank is run by one: the training arguments take that rank's device.
+    const launched = localRank.size > 0 || ["RANK", "WORLD_SIZE"].some((v) => envReadsOf(ctx.model, v).length > 0);
     for (const call of calls) {
       if (calleePath(ctx.model, call) !== "torch.cuda.set_device") continue;
       const arg = callArgs(call).positional[0] ?? callArgs(call).keywords.get("device");
@@ -132,16 +134,14 @@ export const rule: PythonRule = {
         continue;
       }
       if (thread || distributed || isLocalRank(ctx, arg, localRank)) continue;
-      // A file that reads a launcher's rank is run by one: the arguments take that rank's device.
-      const launched = localRank.size > 0 || ["RANK", "WORLD_SIZE"].some((v) => envReadsOf(ctx.model, v).length > 0);
       const reset = launched ? null : resetByTrainingArguments(ctx, call, arg, calls);
       if (reset) {
-        const ordinal = constantOrdinal(ctx, arg)!;
+        const { node, ordinal } = reset;
         ctx.report({
           range: nodeRange(call),
           severity: "warning",
-          message: `\`${text}\` is undone by \`${reset.text}(...)\` (${ctx.where(reset.startPosition.row)}): without a launcher, transformers sets up its device as cuda:0 and makes it current with torch.cuda.set_device (training_args.py \`_setup_devices\`, run when the arguments are built), and the Trainer then trains on cuda:0 with DataParallel over every visible GPU (n_gpu = device_count()); choose the GPU before the process starts, \`CUDA_VISIBLE_DEVICES=${ordinal}\` on its command line`,
-          related: [{ range: nodeRange(reset), message: "the training arguments select cuda:0 here" }],
+          message: `\`${text}\` is undone by \`${node.text}(...)\` (${ctx.where(node.startPosition.row)}): without a launcher, transformers sets up its device as cuda:0 and makes it current with torch.cuda.set_device (training_args.py \`_setup_devices\`, run when the arguments are built), and the Trainer then trains on cuda:0 with DataParallel over every visible GPU (n_gpu = device_count()); choose the GPU before the process starts, \`CUDA_VISIBLE_DEVICES=${ordinal}\` on its command line`,
+          related: [{ range: nodeRange(node), message: "the training arguments select cuda:0 here" }],
         });
         continue;
       }
@@ -181,14 +181,14 @@ function constantOrdinal(ctx: RuleContext, arg: SyntaxNode | undefined): number 
  * the same function (or both at module level), after it, in a block that holds the `set_device` or
  * only adds `with` around it (not another branch, a loop body or `try` of its own, nor a
  * conditional expression), built without `use_cpu`/`no_cuda` (other than a literal False),
- * `deepspeed` or `**` (any could hold them). Null otherwise.
+ * `deepspeed` or `**` (any could hold them): its callee, and the ordinal `set_device` names. Null otherwise.
  */
 function resetByTrainingArguments(
   ctx: RuleContext,
   setDevice: SyntaxNode,
   arg: SyntaxNode | undefined,
   calls: readonly SyntaxNode[],
-): SyntaxNode | null {
+): { node: SyntaxNode; ordinal: number } | null {
   const ordinal = constantOrdinal(ctx, arg);
   if (ordinal === null || ordinal < 1) return null;
   const scope = enclosingFunction(setDevice)?.id ?? -1;
@@ -201,7 +201,7 @@ function resetByTrainingArguments(
     const kw = callArgs(call).keywords;
     if (kw.has("deepspeed")) continue;
     if (["use_cpu", "no_cuda"].some((k) => kw.has(k) && kw.get(k)!.type !== "false")) continue;
-    return call.childForFieldName("function") ?? call;
+    return { node: call.childForFieldName("function") ?? call, ordinal };
   }
   return null;
 }
